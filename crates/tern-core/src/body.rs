@@ -1,0 +1,236 @@
+//! The body type shared by requests and responses.
+
+use std::{
+    fmt,
+    pin::Pin,
+    task::{ready, Context, Poll},
+};
+
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+use http_body_util::BodyExt;
+
+use crate::{BoxError, Error};
+
+type BoxBody = http_body_util::combinators::UnsyncBoxBody<Bytes, Error>;
+
+/// The body of a Tern request or response.
+///
+/// Fixed bodies (`Body::empty()`, `Body::from(bytes)`) are stored inline, so a
+/// response built from a string or a `Vec<u8>` is neither boxed nor chunked:
+/// its exact length is known and sent as `Content-Length`. Bodies read from a
+/// connection keep the connection's limit on how many bytes may be read, so
+/// any consumer (an extractor, a stream) gets the same 413 when a client
+/// sends more than allowed.
+///
+/// ```
+/// use tern_core::body::Body;
+/// use http_body::Body as _;
+///
+/// let body = Body::from("hello");
+/// assert_eq!(body.size_hint().exact(), Some(5));
+/// ```
+pub struct Body {
+    kind: Kind,
+}
+
+enum Kind {
+    Empty,
+    Full(Option<Bytes>),
+    Incoming {
+        body: hyper::body::Incoming,
+        remaining: u64,
+    },
+    Boxed(BoxBody),
+}
+
+impl Body {
+    /// An empty body; `Content-Length: 0` on responses.
+    pub const fn empty() -> Self {
+        Body { kind: Kind::Empty }
+    }
+
+    /// Wraps any `http_body::Body` whose data is `Bytes`.
+    ///
+    /// A `Body` passed in is returned as is, not boxed again.
+    pub fn new<B>(body: B) -> Self
+    where
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<BoxError>,
+    {
+        try_downcast::<Body, B>(body).unwrap_or_else(|body| Body {
+            kind: Kind::Boxed(body.map_err(Error::new).boxed_unsync()),
+        })
+    }
+
+    /// A body read from a hyper connection, of which at most `limit` bytes
+    /// may be read; past that, reading fails with an error for which
+    /// [`Error::is_length_limit`] is true.
+    pub fn from_incoming(body: hyper::body::Incoming, limit: u64) -> Self {
+        Body {
+            kind: Kind::Incoming {
+                body,
+                remaining: limit,
+            },
+        }
+    }
+
+    /// A streaming body from a stream of byte chunks, sent chunked (its
+    /// length is not known in advance).
+    pub fn from_stream<S, T, E>(stream: S) -> Self
+    where
+        S: futures_util::Stream<Item = Result<T, E>> + Send + 'static,
+        T: Into<Bytes> + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        use futures_util::TryStreamExt;
+        let frames = stream
+            .map_ok(|chunk| Frame::data(chunk.into()))
+            .map_err(Error::new);
+        Body {
+            kind: Kind::Boxed(http_body_util::StreamBody::new(frames).boxed_unsync()),
+        }
+    }
+
+    /// Reads the whole body into one buffer.
+    ///
+    /// Fails with the body's error, e.g. when the client sent more than the
+    /// configured limit ([`Error::is_length_limit`]).
+    pub async fn collect_bytes(self) -> Result<Bytes, Error> {
+        match self.kind {
+            Kind::Empty => Ok(Bytes::new()),
+            Kind::Full(bytes) => Ok(bytes.unwrap_or_default()),
+            _ => Ok(BodyExt::collect(self).await?.to_bytes()),
+        }
+    }
+}
+
+fn try_downcast<T: 'static, K: 'static>(k: K) -> Result<T, K> {
+    let mut k = Some(k);
+    if let Some(k) = <dyn std::any::Any>::downcast_mut::<Option<T>>(&mut k) {
+        Ok(k.take().expect("the option was just filled"))
+    } else {
+        Err(k.expect("the option was just filled"))
+    }
+}
+
+impl Default for Body {
+    fn default() -> Self {
+        Body::empty()
+    }
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match &self.kind {
+            Kind::Empty => "empty",
+            Kind::Full(_) => "full",
+            Kind::Incoming { .. } => "incoming",
+            Kind::Boxed(_) => "stream",
+        };
+        f.debug_tuple("Body").field(&kind).finish()
+    }
+}
+
+impl From<Bytes> for Body {
+    fn from(bytes: Bytes) -> Self {
+        if bytes.is_empty() {
+            Body::empty()
+        } else {
+            Body {
+                kind: Kind::Full(Some(bytes)),
+            }
+        }
+    }
+}
+
+macro_rules! body_from {
+    ($($ty:ty),*) => {$(
+        impl From<$ty> for Body {
+            fn from(value: $ty) -> Self {
+                Body::from(Bytes::from(value))
+            }
+        }
+    )*};
+}
+body_from!(&'static [u8], &'static str, Vec<u8>, String);
+
+impl From<()> for Body {
+    fn from(_: ()) -> Self {
+        Body::empty()
+    }
+}
+
+impl http_body::Body for Body {
+    type Data = Bytes;
+    type Error = Error;
+
+    #[inline]
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        match &mut self.get_mut().kind {
+            Kind::Empty => Poll::Ready(None),
+            Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Incoming { body, remaining } => {
+                let frame = ready!(Pin::new(body).poll_frame(cx));
+                Poll::Ready(match frame {
+                    None => None,
+                    Some(Err(err)) => Some(Err(Error::new(err))),
+                    Some(Ok(frame)) => {
+                        if let Some(data) = frame.data_ref() {
+                            let len = data.len() as u64;
+                            if len > *remaining {
+                                *remaining = 0;
+                                return Poll::Ready(Some(Err(Error::length_limit())));
+                            }
+                            *remaining -= len;
+                        }
+                        Some(Ok(frame))
+                    }
+                })
+            }
+            Kind::Boxed(body) => Pin::new(body).poll_frame(cx),
+        }
+    }
+
+    #[inline]
+    fn is_end_stream(&self) -> bool {
+        match &self.kind {
+            Kind::Empty => true,
+            Kind::Full(bytes) => bytes.is_none(),
+            Kind::Incoming { body, .. } => body.is_end_stream(),
+            Kind::Boxed(body) => body.is_end_stream(),
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> SizeHint {
+        match &self.kind {
+            Kind::Empty => SizeHint::with_exact(0),
+            Kind::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
+            Kind::Incoming { body, .. } => body.size_hint(),
+            Kind::Boxed(body) => body.size_hint(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body::Body as _;
+
+    #[test]
+    fn fixed_bodies_have_exact_length() {
+        assert_eq!(Body::from("abc").size_hint().exact(), Some(3));
+        assert_eq!(Body::from(String::new()).size_hint().exact(), Some(0));
+        assert_eq!(Body::empty().size_hint().exact(), Some(0));
+    }
+
+    #[test]
+    fn new_does_not_rebox_a_body() {
+        let body = Body::new(Body::from("abc"));
+        assert!(matches!(body.kind, Kind::Full(_)));
+    }
+}

@@ -1,0 +1,91 @@
+//! The opaque error type of Tern's bodies and services.
+
+use std::fmt;
+
+/// A boxed error of any kind, as used by tower and hyper.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// An error from reading a body or running a service.
+///
+/// Opaque on purpose: ask it what it is with the `is_*` predicates.
+pub struct Error {
+    inner: Inner,
+}
+
+enum Inner {
+    LengthLimit,
+    Other(BoxError),
+}
+
+impl Error {
+    /// Wraps any error.
+    pub fn new(error: impl Into<BoxError>) -> Self {
+        let error = error.into();
+        match error.downcast::<Error>() {
+            Ok(error) => *error,
+            Err(other) => Error {
+                inner: Inner::Other(other),
+            },
+        }
+    }
+
+    pub(crate) fn length_limit() -> Self {
+        Error {
+            inner: Inner::LengthLimit,
+        }
+    }
+
+    /// True when a body was longer than the limit it was read with.
+    pub fn is_length_limit(&self) -> bool {
+        matches!(self.inner, Inner::LengthLimit)
+    }
+
+    /// True when the underlying cause is a timeout.
+    pub fn is_timeout(&self) -> bool {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = match &self.inner {
+            Inner::Other(e) => Some(e.as_ref()),
+            Inner::LengthLimit => None,
+        };
+        while let Some(err) = source {
+            if let Some(io) = err.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::TimedOut {
+                    return true;
+                }
+            }
+            if let Some(h) = err.downcast_ref::<hyper::Error>() {
+                if h.is_timeout() {
+                    return true;
+                }
+            }
+            source = err.source();
+        }
+        false
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner {
+            Inner::LengthLimit => f.write_str("Error(LengthLimit)"),
+            Inner::Other(e) => f.debug_tuple("Error").field(e).finish(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner {
+            Inner::LengthLimit => f.write_str("the body is longer than the configured limit"),
+            Inner::Other(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.inner {
+            Inner::LengthLimit => None,
+            Inner::Other(e) => Some(e.as_ref()),
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! The extractor traits: how handler arguments are built from a request.
+
+use std::future::Future;
+
+use http::request::Parts;
+
+pub use crate::rejection::Rejection;
+use crate::{response::IntoResponse, Request};
+
+mod private {
+    #[derive(Debug, Clone, Copy)]
+    pub enum ViaParts {}
+    #[derive(Debug, Clone, Copy)]
+    pub enum ViaRequest {}
+}
+
+/// An extractor that needs only the request head (method, URI, headers,
+/// extensions), so any number of them can run before the body is read.
+///
+/// `S` is the application state.
+///
+/// ```
+/// use tern_core::{extract::FromRequestParts, Problem};
+/// use http::{request::Parts, StatusCode};
+///
+/// /// The caller's API key, from the `x-api-key` header.
+/// struct ApiKey(String);
+///
+/// impl<S: Sync> FromRequestParts<S> for ApiKey {
+///     type Rejection = Problem;
+///
+///     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Problem> {
+///         parts.headers.get("x-api-key")
+///             .and_then(|v| v.to_str().ok())
+///             .map(|v| ApiKey(v.to_owned()))
+///             .ok_or_else(|| Problem::new(StatusCode::UNAUTHORIZED)
+///                 .with_detail("send your API key in the `x-api-key` header"))
+///     }
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be extracted from the request head",
+    note = "extractors that read the body (`Json`, `Form`, `Bytes`, `String`, `Multipart`, `Request`) must be the last handler argument"
+)]
+pub trait FromRequestParts<S>: Sized {
+    /// What a failed extraction answers; usually a `Problem`.
+    type Rejection: IntoResponse;
+
+    /// Extracts `Self` from the request head.
+    fn from_request_parts(
+        parts: &mut Parts,
+        state: &S,
+    ) -> impl Future<Output = Result<Self, Self::Rejection>> + Send;
+}
+
+/// An extractor that consumes the whole request, body included; it can only
+/// be a handler's last argument.
+///
+/// Every [`FromRequestParts`] is also a `FromRequest`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a handler argument",
+    note = "a handler argument must implement `FromRequestParts` (or `FromRequest` when it is the last one): for example `Path<T>`, `Query<T>`, `State<S>`, `HeaderMap`, `Json<T>`, `Form<T>`, `String`, `Bytes`"
+)]
+pub trait FromRequest<S, M = private::ViaRequest>: Sized {
+    /// What a failed extraction answers; usually a `Problem`.
+    type Rejection: IntoResponse;
+
+    /// Extracts `Self` from the request.
+    fn from_request(
+        req: Request,
+        state: &S,
+    ) -> impl Future<Output = Result<Self, Self::Rejection>> + Send;
+}
+
+impl<S, T> FromRequest<S, private::ViaParts> for T
+where
+    S: Send + Sync,
+    T: FromRequestParts<S>,
+{
+    type Rejection = <Self as FromRequestParts<S>>::Rejection;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let (mut parts, _) = req.into_parts();
+        Self::from_request_parts(&mut parts, state).await
+    }
+}
+
+impl<S: Send + Sync> FromRequest<S> for Request {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(req)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for http::Method {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.method.clone())
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for http::Uri {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.uri.clone())
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for http::Version {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.version)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for http::HeaderMap {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.headers.clone())
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for http::Extensions {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(parts.extensions.clone())
+    }
+}
+
+impl<S, T> FromRequestParts<S> for Option<T>
+where
+    S: Send + Sync,
+    T: FromRequestParts<S>,
+{
+    type Rejection = std::convert::Infallible;
+
+    /// `None` when `T` is rejected; never fails.
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Ok(T::from_request_parts(parts, state).await.ok())
+    }
+}
+
+impl<S: Send + Sync> FromRequest<S> for bytes::Bytes {
+    type Rejection = Rejection;
+
+    /// The whole body, read within the body limit (`413` past it).
+    async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {
+        req.into_body()
+            .collect_bytes()
+            .await
+            .map_err(Rejection::from_body_error)
+    }
+}
+
+impl<S: Send + Sync> FromRequest<S> for String {
+    type Rejection = Rejection;
+
+    /// The body as UTF-8 text; `400` when it is not UTF-8.
+    async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {
+        let bytes = req
+            .into_body()
+            .collect_bytes()
+            .await
+            .map_err(Rejection::from_body_error)?;
+        String::from_utf8(bytes.to_vec()).map_err(|e| {
+            Rejection::invalid(
+                http::StatusCode::BAD_REQUEST,
+                format!(
+                    "the request body is not UTF-8 (invalid byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                ),
+            )
+        })
+    }
+}

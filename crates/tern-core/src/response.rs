@@ -1,0 +1,210 @@
+//! Turning handler results into responses.
+
+use std::convert::Infallible;
+
+use bytes::{Bytes, BytesMut};
+use http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+
+use crate::{body::Body, Response};
+
+/// Something a handler can return.
+///
+/// Implemented for strings, bytes, status codes, header maps, tuples that
+/// add a status or headers, `Result`, and the response types of `tern`
+/// (`Json`, `Html`, `Redirect`, ...).
+///
+/// ```
+/// use tern_core::response::IntoResponse;
+/// use http::StatusCode;
+///
+/// let res = (StatusCode::CREATED, "made").into_response();
+/// assert_eq!(res.status(), 201);
+/// assert_eq!(res.headers()["content-type"], "text/plain; charset=utf-8");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a handler",
+    note = "return a type that implements `IntoResponse`: a `String`, `&'static str`, `Json<T>`, `Html<T>`, `StatusCode`, a tuple such as `(StatusCode, T)`, or a `Result` of those"
+)]
+pub trait IntoResponse {
+    /// Builds the response.
+    fn into_response(self) -> Response;
+}
+
+/// Something that can set parts of a response (status aside): headers,
+/// extensions. Used in tuples such as `(HeaderMap, T)`.
+pub trait IntoResponseParts {
+    /// Adds itself to the response.
+    fn into_response_parts(self, res: &mut Response);
+}
+
+const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+const OCTET: HeaderValue = HeaderValue::from_static("application/octet-stream");
+
+fn with_type(body: Body, content_type: HeaderValue) -> Response {
+    let mut res = Response::new(body);
+    res.headers_mut().insert(header::CONTENT_TYPE, content_type);
+    res
+}
+
+impl IntoResponse for Response {
+    #[inline]
+    fn into_response(self) -> Response {
+        self
+    }
+}
+
+impl IntoResponse for Body {
+    fn into_response(self) -> Response {
+        Response::new(self)
+    }
+}
+
+impl IntoResponse for () {
+    fn into_response(self) -> Response {
+        Response::new(Body::empty())
+    }
+}
+
+impl IntoResponse for Infallible {
+    fn into_response(self) -> Response {
+        match self {}
+    }
+}
+
+impl IntoResponse for &'static str {
+    #[inline]
+    fn into_response(self) -> Response {
+        with_type(Body::from(self), TEXT)
+    }
+}
+
+impl IntoResponse for String {
+    #[inline]
+    fn into_response(self) -> Response {
+        with_type(Body::from(self), TEXT)
+    }
+}
+
+impl IntoResponse for std::borrow::Cow<'static, str> {
+    fn into_response(self) -> Response {
+        match self {
+            std::borrow::Cow::Borrowed(s) => s.into_response(),
+            std::borrow::Cow::Owned(s) => s.into_response(),
+        }
+    }
+}
+
+impl IntoResponse for Bytes {
+    fn into_response(self) -> Response {
+        with_type(Body::from(self), OCTET)
+    }
+}
+
+impl IntoResponse for BytesMut {
+    fn into_response(self) -> Response {
+        self.freeze().into_response()
+    }
+}
+
+impl IntoResponse for Vec<u8> {
+    fn into_response(self) -> Response {
+        with_type(Body::from(self), OCTET)
+    }
+}
+
+impl IntoResponse for &'static [u8] {
+    fn into_response(self) -> Response {
+        with_type(Body::from(self), OCTET)
+    }
+}
+
+impl IntoResponse for StatusCode {
+    fn into_response(self) -> Response {
+        let mut res = Response::new(Body::empty());
+        *res.status_mut() = self;
+        res
+    }
+}
+
+impl IntoResponse for HeaderMap {
+    fn into_response(self) -> Response {
+        let mut res = Response::new(Body::empty());
+        *res.headers_mut() = self;
+        res
+    }
+}
+
+impl<T: IntoResponse, E: IntoResponse> IntoResponse for Result<T, E> {
+    #[inline]
+    fn into_response(self) -> Response {
+        match self {
+            Ok(t) => t.into_response(),
+            Err(e) => e.into_response(),
+        }
+    }
+}
+
+impl IntoResponseParts for HeaderMap {
+    fn into_response_parts(self, res: &mut Response) {
+        res.headers_mut().extend(self);
+    }
+}
+
+impl<const N: usize> IntoResponseParts for [(HeaderName, HeaderValue); N] {
+    fn into_response_parts(self, res: &mut Response) {
+        for (name, value) in self {
+            res.headers_mut().insert(name, value);
+        }
+    }
+}
+
+impl<const N: usize> IntoResponseParts for [(HeaderName, &'static str); N] {
+    fn into_response_parts(self, res: &mut Response) {
+        for (name, value) in self {
+            res.headers_mut()
+                .insert(name, HeaderValue::from_static(value));
+        }
+    }
+}
+
+impl IntoResponseParts for http::Extensions {
+    fn into_response_parts(self, res: &mut Response) {
+        res.extensions_mut().extend(self);
+    }
+}
+
+impl<T: IntoResponse> IntoResponse for (StatusCode, T) {
+    #[inline]
+    fn into_response(self) -> Response {
+        let mut res = self.1.into_response();
+        *res.status_mut() = self.0;
+        res
+    }
+}
+
+macro_rules! tuple_parts {
+    ($($p:ident),+) => {
+        impl<$($p: IntoResponseParts,)+ T: IntoResponse> IntoResponse for ($($p,)+ T) {
+            #[allow(non_snake_case)]
+            fn into_response(self) -> Response {
+                let ($($p,)+ t) = self;
+                let mut res = t.into_response();
+                $($p.into_response_parts(&mut res);)+
+                res
+            }
+        }
+        impl<$($p: IntoResponseParts,)+ T: IntoResponse> IntoResponse for (StatusCode, $($p,)+ T) {
+            #[allow(non_snake_case)]
+            fn into_response(self) -> Response {
+                let (status, $($p,)+ t) = self;
+                let mut res = t.into_response();
+                $($p.into_response_parts(&mut res);)+
+                *res.status_mut() = status;
+                res
+            }
+        }
+    };
+}
+tuple_parts!(P1);
+tuple_parts!(P1, P2);
+tuple_parts!(P1, P2, P3);

@@ -1,0 +1,149 @@
+//! Tern's route table: maps request paths to values, with static,
+//! parameter, typed-constraint and glob segments.
+//!
+//! ```
+//! use tern_router::{MatchError, Router};
+//!
+//! let mut router = Router::new();
+//! router.insert("/", "home")?;
+//! router.insert("/users/new", "new user form")?;
+//! router.insert("/users/{id:u64}", "user by id")?;
+//! router.insert("/users/{name}", "user by name")?;
+//! router.insert("/users/{user_id}/posts", "posts of a user")?;
+//! router.insert("/static/{*path}", "static file")?;
+//!
+//! let m = router.at("/users/42")?;
+//! assert_eq!(*m.value, "user by id");
+//! assert_eq!(m.pattern, "/users/{id:u64}");
+//! assert_eq!(m.params.get("id"), Some("42"));
+//!
+//! assert_eq!(*router.at("/users/new")?.value, "new user form");
+//! assert_eq!(router.at("/users/ada")?.params.get("name"), Some("ada"));
+//! assert_eq!(router.at("/users/ada/posts")?.params.get("user_id"), Some("ada"));
+//! assert_eq!(router.at("/static/css/site.css")?.params.get("path"), Some("css/site.css"));
+//! assert_eq!(router.at("/nope").unwrap_err(), MatchError::NotFound);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Syntax
+//!
+//! A pattern starts with `/` and is split into segments on `/`. Each
+//! segment is one of:
+//!
+//! | segment            | matches                                                    |
+//! |--------------------|------------------------------------------------------------|
+//! | `users`            | exactly `users`                                            |
+//! | `{name}`           | any non-empty segment                                      |
+//! | `{name:u64}`       | a non-empty segment the constraint accepts                 |
+//! | `{*name}`          | one or more whole segments, possibly with `/` between them |
+//!
+//! A segment is all static text or exactly one parameter: `/{a}.{b}` and
+//! `/v{version}` are refused. Write `{{` and `}}` for literal braces in
+//! static text. Parameter names must be non-empty and unique within a
+//! pattern, and a pattern holds at most one glob.
+//!
+//! Built-in constraints:
+//!
+//! | name   | accepts                                                  |
+//! |--------|----------------------------------------------------------|
+//! | `u64`  | ASCII digits, no sign, value fits in a `u64`             |
+//! | `i64`  | an optional `-` then ASCII digits, value fits in an `i64`|
+//! | `slug` | `[a-z0-9]+(-[a-z0-9]+)*`                                 |
+//! | `uuid` | `8-4-4-4-12` hex digits, either case                     |
+//!
+//! Add your own with [`Router::constraint`] before inserting routes that
+//! use them.
+//!
+//! # Matching
+//!
+//! The path is split on `/` and each segment percent-decoded before it is
+//! compared, so `/caf%C3%A9` matches the static pattern `/café`, and
+//! parameter values come out decoded. Splitting happens first: `%2F`
+//! becomes a `/` *inside* one segment's value and never separates segments,
+//! so `/files/a%2Fb` matches `/files/{name}` with `name = "a/b"` and never
+//! `/files/{dir}/{name}`. Pattern text is taken literally and never decoded.
+//! A bad escape (`%zz`, `%4`) or a segment that is not UTF-8 once decoded is
+//! [`MatchError::MalformedPath`].
+//!
+//! Paths are not normalized:
+//!
+//! - the trailing slash is significant: `/a` and `/a/` are different routes
+//!   (`/a/` ends in an empty segment);
+//! - empty segments (`/a//b`) are kept; since parameters, constraints and
+//!   globs never match an empty segment, only a pattern with the same empty
+//!   static segment matches such a path;
+//! - `.` and `..` are ordinary segments matched literally, so
+//!   `/files/{name}` matches `/files/..`. Check values before using them as
+//!   file-system paths.
+//!
+//! A glob value is its segments joined by `/`, so it may contain empty
+//! segments (`/static/a//b/` gives `a//b/`), but its first segment must be
+//! non-empty: a glob value never starts with `/`.
+//!
+//! # Priority
+//!
+//! At every segment, children are tried from most to least specific, and
+//! the first complete match wins:
+//!
+//! ```text
+//! /users/new               1. static         (exact text)
+//! /users/{id:u64}          2. constrained    (constraints in the order first inserted here)
+//! /users/{id:slug}            ...
+//! /users/{name}            3. parameter
+//! /users/{*rest}           4. glob           (shortest span first)
+//! ```
+//!
+//! Matching backtracks: when a more specific branch fails further down the
+//! path, the next less specific one is tried. With the tree
+//!
+//! ```text
+//! /users
+//! ├── new                  route /users/new
+//! └── {}                   route /users/{id}
+//!     └── edit             route /users/{id}/edit
+//! ```
+//!
+//! `/users/new/edit` first follows `new`, finds no `edit` below it, and then
+//! matches `/users/{id}/edit` with `id = "new"`. Parameter names are not
+//! part of the tree, so `/users/{id}` and `/users/{user_id}/posts` share the
+//! `{}` node and both match.
+//!
+//! A glob tries the **shortest** span first: one segment, then two, and so
+//! on, until the rest of the pattern matches. With `/repos/{*path}/blob` and
+//! `/repos/{*path}`, the path `/repos/a/blob` gives the first with
+//! `path = "a"`, and `/repos/a/blob/b/blob` gives the first with
+//! `path = "a/blob/b"` (the only span that fits). A glob that ends its
+//! pattern takes whatever the more specific routes left over. Put another
+//! way: of all routes matching a path, the winner is the one whose
+//! per-segment kinds (static < constrained < parameter < glob, each path
+//! segment ranked by the pattern segment that consumed it) come first
+//! lexicographically.
+//!
+//! # Conflicts
+//!
+//! Conflicts are found by [`Router::insert`], never while matching. Two
+//! patterns conflict when they have the same shape once parameter names are
+//! ignored, because they would match the same paths with the same priority:
+//! `/u/{id}` and `/u/{name}`, `/f/{*a}` and `/f/{*b}`, `/n/{a:u64}` and
+//! `/n/{b:u64}`, or the same pattern twice. Different constraints at the
+//! same position (`/n/{a:u64}` and `/n/{a:slug}`) do not conflict.
+//!
+//! # Cost
+//!
+//! Matching walks a tree with one node per pattern segment: a binary search
+//! among static children, then constrained children, one parameter child and
+//! one glob child, with recursion no deeper than the longest pattern. It
+//! never scans all routes and allocates nothing when the path has no `%`
+//! and the route has at most eight parameters.
+
+mod constraint;
+mod decode;
+mod error;
+mod params;
+mod pattern;
+mod router;
+mod tree;
+
+pub use error::{InsertError, MatchError};
+pub use params::Params;
+pub use router::{Match, Router};

@@ -1,0 +1,289 @@
+//! The route table.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::constraint::Constraints;
+use crate::error::{InsertError, MatchError};
+use crate::params::Params;
+use crate::pattern::{self, Segment};
+use crate::tree::{Captures, Decoded, Key, Node, Raw};
+
+/// A route table mapping path patterns to values of type `T`.
+///
+/// Build it once with [`insert`](Router::insert), then look paths up with
+/// [`at`](Router::at) from any number of threads; a lookup never modifies
+/// the table and allocates nothing unless the path has `%` escapes (or a
+/// route captures more than eight parameters). See the [crate docs](crate)
+/// for the syntax and the matching rules.
+///
+/// ```
+/// let mut router = tern_router::Router::new();
+/// router.insert("/health", "ok")?;
+/// assert_eq!(*router.at("/health")?.value, "ok");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Router<T> {
+    root: Node,
+    routes: Vec<Route<T>>,
+    by_pattern: HashMap<Box<str>, usize>,
+    constraints: Constraints,
+}
+
+#[derive(Clone)]
+struct Route<T> {
+    pattern: Box<str>,
+    /// Parameter names in pattern order, paired with captures by position.
+    names: Box<[Box<str>]>,
+    value: T,
+}
+
+/// A successful lookup: the route's value, its pattern and the captured
+/// parameters.
+///
+/// `'r` borrows from the router, `'p` from the path being matched.
+#[derive(Debug)]
+pub struct Match<'r, 'p, T> {
+    /// The value inserted with the matching pattern.
+    pub value: &'r T,
+    /// The parameters captured, decoded, in pattern order.
+    pub params: Params<'r, 'p>,
+    /// The matching pattern, exactly as inserted.
+    pub pattern: &'r str,
+}
+
+impl<T> Router<T> {
+    /// An empty router that knows the built-in constraints `u64`, `i64`,
+    /// `slug` and `uuid`.
+    pub fn new() -> Self {
+        Router {
+            root: Node::default(),
+            routes: Vec::new(),
+            by_pattern: HashMap::new(),
+            constraints: Constraints::new(),
+        }
+    }
+
+    /// Registers a constraint usable as `{param:NAME}` in patterns inserted
+    /// from now on.
+    ///
+    /// `f` receives the decoded, non-empty segment and decides whether the
+    /// route may match it. Registering a name again (even a built-in one)
+    /// re-binds it for later inserts; routes already inserted keep the
+    /// function they were inserted with.
+    ///
+    /// ```
+    /// let mut router = tern_router::Router::new();
+    /// router.constraint("hex", |s| s.bytes().all(|b| b.is_ascii_hexdigit()));
+    /// router.insert("/colors/{rgb:hex}", "color")?;
+    ///
+    /// assert_eq!(router.at("/colors/ff00aa")?.params.get("rgb"), Some("ff00aa"));
+    /// assert!(router.at("/colors/red").is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn constraint<F>(&mut self, name: &str, f: F) -> &mut Self
+    where
+        F: Fn(&str) -> bool + Send + Sync + 'static,
+    {
+        self.constraints.register(name, Arc::new(f));
+        self
+    }
+
+    /// Adds a route.
+    ///
+    /// Fails, leaving the router unchanged, when the pattern is malformed,
+    /// names an unknown constraint, or conflicts with an existing route (the
+    /// same shape once parameter names are ignored). Insertion order matters
+    /// only between different constraints at the same position: the one
+    /// inserted first is tried first.
+    ///
+    /// ```
+    /// use tern_router::{InsertError, Router};
+    ///
+    /// let mut router = Router::new();
+    /// router.insert("/users/{id:u64}", "by id")?;
+    /// router.insert("/users/{name}", "by name")?;
+    /// assert!(matches!(
+    ///     router.insert("/users/{a}.{b}", "mixed"),
+    ///     Err(InsertError::InvalidPattern { .. }),
+    /// ));
+    /// # Ok::<(), InsertError>(())
+    /// ```
+    pub fn insert(&mut self, pattern: &str, value: T) -> Result<(), InsertError> {
+        let segments = pattern::parse(pattern).map_err(|reason| InsertError::InvalidPattern {
+            pattern: pattern.to_owned(),
+            reason,
+        })?;
+        let mut keys = Vec::with_capacity(segments.len());
+        let mut names = Vec::new();
+        for segment in segments {
+            keys.push(match segment {
+                Segment::Static(text) => Key::Static(text),
+                Segment::Param(name) => {
+                    names.push(name.into_boxed_str());
+                    Key::Param
+                }
+                Segment::Constrained { name, constraint } => {
+                    let id = self.constraints.lookup(&constraint).ok_or_else(|| {
+                        InsertError::UnknownConstraint {
+                            pattern: pattern.to_owned(),
+                            constraint,
+                        }
+                    })?;
+                    names.push(name.into_boxed_str());
+                    Key::Constrained(id)
+                }
+                Segment::Glob(name) => {
+                    names.push(name.into_boxed_str());
+                    Key::Glob
+                }
+            });
+        }
+        // Check before creating nodes, so a refused route leaves no trace
+        // (an empty constrained node would still change the order tried).
+        if let Some(existing) = self.root.get(&keys).and_then(|node| node.route) {
+            return Err(InsertError::Conflict {
+                pattern: pattern.to_owned(),
+                existing: self.routes[existing].pattern.to_string(),
+            });
+        }
+        let index = self.routes.len();
+        self.root.get_or_insert(&keys).route = Some(index);
+        self.by_pattern.insert(pattern.into(), index);
+        self.routes.push(Route {
+            pattern: pattern.into(),
+            names: names.into_boxed_slice(),
+            value,
+        });
+        Ok(())
+    }
+
+    /// Finds the route for `path`, which must be the URI path alone (no
+    /// query string) and is matched on its percent-decoded segments.
+    ///
+    /// Returns [`MatchError::MalformedPath`] when the path has a bad `%`
+    /// escape or is not UTF-8 once decoded, and [`MatchError::NotFound`]
+    /// when no route matches (including any path not starting with `/`,
+    /// such as `*`). Allocates nothing when the path has no `%`
+    /// and the route captures at most eight parameters.
+    ///
+    /// ```
+    /// use tern_router::{MatchError, Router};
+    ///
+    /// let mut router = Router::new();
+    /// router.insert("/files/{*path}", "files")?;
+    ///
+    /// let m = router.at("/files/a%20b/c.txt")?;
+    /// assert_eq!(m.pattern, "/files/{*path}");
+    /// assert_eq!(m.params.get("path"), Some("a b/c.txt"));
+    /// assert_eq!(router.at("/other").unwrap_err(), MatchError::NotFound);
+    /// assert_eq!(router.at("/files/%zz").unwrap_err(), MatchError::MalformedPath);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn at<'r, 'p>(&'r self, path: &'p str) -> Result<Match<'r, 'p, T>, MatchError> {
+        let rest = path.strip_prefix('/').ok_or(MatchError::NotFound)?;
+        let mut captures = Captures::new();
+        let mut params = Params::new();
+        let route = if rest.as_bytes().contains(&b'%') {
+            let mut decoded = Decoded::new(rest).map_err(|_| MatchError::MalformedPath)?;
+            let route = self.find(&decoded, &mut captures)?;
+            for (name, &range) in route.names.iter().zip(captures.iter()) {
+                params.push(name, decoded.take(range));
+            }
+            route
+        } else {
+            let raw = Raw(rest);
+            let route = self.find(&raw, &mut captures)?;
+            for (name, &range) in route.names.iter().zip(captures.iter()) {
+                params.push(name, raw.value(range));
+            }
+            route
+        };
+        debug_assert_eq!(params.len(), route.names.len());
+        Ok(Match {
+            value: &route.value,
+            params,
+            pattern: &route.pattern,
+        })
+    }
+
+    fn find<S: crate::tree::Segments>(
+        &self,
+        path: &S,
+        captures: &mut Captures,
+    ) -> Result<&Route<T>, MatchError> {
+        self.root
+            .find(path, 0, &self.constraints, captures)
+            .map(|index| &self.routes[index])
+            .ok_or(MatchError::NotFound)
+    }
+
+    /// The number of routes.
+    pub fn len(&self) -> usize {
+        self.routes.len()
+    }
+
+    /// Whether no route has been inserted.
+    pub fn is_empty(&self) -> bool {
+        self.routes.is_empty()
+    }
+
+    /// `(pattern, value)` for every route, in insertion order.
+    ///
+    /// ```
+    /// let mut router = tern_router::Router::new();
+    /// router.insert("/b", 2)?;
+    /// router.insert("/a", 1)?;
+    /// assert_eq!(router.iter().collect::<Vec<_>>(), [("/b", &2), ("/a", &1)]);
+    /// # Ok::<(), tern_router::InsertError>(())
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> + '_ {
+        self.routes
+            .iter()
+            .map(|route| (&*route.pattern, &route.value))
+    }
+
+    /// The value of the route inserted with exactly this pattern string.
+    ///
+    /// `/u/{id}` does not find a route inserted as `/u/{name}`, even though
+    /// the two have the same shape.
+    ///
+    /// ```
+    /// let mut router = tern_router::Router::new();
+    /// router.insert("/u/{id}", 1)?;
+    /// *router.get_mut("/u/{id}").unwrap() += 1;
+    /// assert_eq!(*router.at("/u/7")?.value, 2);
+    /// assert!(router.get_mut("/u/{name}").is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_mut(&mut self, pattern: &str) -> Option<&mut T> {
+        let index = *self.by_pattern.get(pattern)?;
+        Some(&mut self.routes[index].value)
+    }
+}
+
+impl<T> Default for Router<T> {
+    fn default() -> Self {
+        Router::new()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for Router<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn router_is_shareable_across_threads() {
+        fn assert_send_sync_clone<T: Send + Sync + Clone>() {}
+        assert_send_sync_clone::<Router<String>>();
+        assert_send_sync_clone::<Params<'static, 'static>>();
+    }
+}

@@ -1,0 +1,266 @@
+//! The route tree and the backtracking walk over it.
+//!
+//! One node per pattern segment. Parameter names are not part of the tree
+//! (they live on the route), so `/u/{id}` and `/u/{name}/posts` share the
+//! node for their second segment.
+
+use std::borrow::Cow;
+
+use crate::constraint::{ConstraintId, Constraints};
+use crate::decode::{decode, Malformed};
+use crate::params::{InlineVec, INLINE};
+
+/// The shape of one pattern segment, names left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Key {
+    Static(String),
+    Constrained(ConstraintId),
+    Param,
+    Glob,
+}
+
+/// Capture ranges pushed while walking: `(cursor of the first segment,
+/// cursor after the last)`, one per parameter on the current branch.
+pub(crate) type Captures = InlineVec<(usize, usize), INLINE>;
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Node {
+    /// Sorted by text, for binary search.
+    statics: Vec<(Box<str>, Node)>,
+    /// In the order they were first inserted, which is the order tried.
+    constrained: Vec<(ConstraintId, Node)>,
+    param: Option<Box<Node>>,
+    glob: Option<Box<Node>>,
+    /// Index of the route that ends at this node.
+    pub(crate) route: Option<usize>,
+}
+
+impl Node {
+    /// The node reached by `keys`, if it exists; never modifies the tree.
+    pub(crate) fn get(&self, keys: &[Key]) -> Option<&Node> {
+        let Some((key, rest)) = keys.split_first() else {
+            return Some(self);
+        };
+        let child = match key {
+            Key::Static(text) => self
+                .statics
+                .binary_search_by(|(t, _)| (**t).cmp(text))
+                .ok()
+                .map(|i| &self.statics[i].1),
+            Key::Constrained(id) => self
+                .constrained
+                .iter()
+                .find(|(c, _)| c == id)
+                .map(|(_, n)| n),
+            Key::Param => self.param.as_deref(),
+            Key::Glob => self.glob.as_deref(),
+        };
+        child?.get(rest)
+    }
+
+    /// The node reached by `keys`, creating missing nodes on the way.
+    pub(crate) fn get_or_insert(&mut self, keys: &[Key]) -> &mut Node {
+        let Some((key, rest)) = keys.split_first() else {
+            return self;
+        };
+        let child = match key {
+            Key::Static(text) => {
+                let i = match self.statics.binary_search_by(|(t, _)| (**t).cmp(text)) {
+                    Ok(i) => i,
+                    Err(i) => {
+                        self.statics
+                            .insert(i, (text.as_str().into(), Node::default()));
+                        i
+                    }
+                };
+                &mut self.statics[i].1
+            }
+            Key::Constrained(id) => {
+                let i = match self.constrained.iter().position(|(c, _)| c == id) {
+                    Some(i) => i,
+                    None => {
+                        self.constrained.push((*id, Node::default()));
+                        self.constrained.len() - 1
+                    }
+                };
+                &mut self.constrained[i].1
+            }
+            Key::Param => self.param.get_or_insert_with(Box::default),
+            Key::Glob => self.glob.get_or_insert_with(Box::default),
+        };
+        child.get_or_insert(rest)
+    }
+
+    fn is_leaf(&self) -> bool {
+        self.statics.is_empty()
+            && self.constrained.is_empty()
+            && self.param.is_none()
+            && self.glob.is_none()
+    }
+
+    /// Finds the route for the segments from `cursor` on, trying children
+    /// in priority order and backtracking when a branch fails.
+    ///
+    /// On success `captures` holds exactly the winning branch's parameters.
+    /// Recursion depth is bounded by the longest pattern, not by the path.
+    pub(crate) fn find<S: Segments>(
+        &self,
+        path: &S,
+        cursor: usize,
+        constraints: &Constraints,
+        captures: &mut Captures,
+    ) -> Option<usize> {
+        let Some((segment, next)) = path.next(cursor) else {
+            return self.route;
+        };
+        if let Ok(i) = self
+            .statics
+            .binary_search_by(|(text, _)| (**text).cmp(segment))
+        {
+            let found = self.statics[i].1.find(path, next, constraints, captures);
+            if found.is_some() {
+                return found;
+            }
+        }
+        // Constraints, parameters and globs all need a non-empty segment.
+        if segment.is_empty() {
+            return None;
+        }
+        for (id, child) in &self.constrained {
+            if constraints.accepts(*id, segment) {
+                captures.push((cursor, next));
+                let found = child.find(path, next, constraints, captures);
+                if found.is_some() {
+                    return found;
+                }
+                captures.pop();
+            }
+        }
+        if let Some(child) = &self.param {
+            captures.push((cursor, next));
+            let found = child.find(path, next, constraints, captures);
+            if found.is_some() {
+                return found;
+            }
+            captures.pop();
+        }
+        if let Some(glob) = &self.glob {
+            if glob.is_leaf() {
+                // Nothing follows the glob: it takes the whole remainder.
+                if glob.route.is_some() {
+                    captures.push((cursor, path.end()));
+                }
+                return glob.route;
+            }
+            // Shortest first: one segment, then two, ...; the glob node's own
+            // route (if any) is reached only once the path is used up.
+            let mut end = next;
+            loop {
+                captures.push((cursor, end));
+                let found = glob.find(path, end, constraints, captures);
+                if found.is_some() {
+                    return found;
+                }
+                captures.pop();
+                match path.next(end) {
+                    Some((_, after)) => end = after,
+                    None => break,
+                }
+            }
+        }
+        None
+    }
+}
+
+/// A path cut into decoded segments, addressed by cursors.
+pub(crate) trait Segments {
+    /// The segment at `cursor` and the cursor after it, or `None` at the end.
+    fn next(&self, cursor: usize) -> Option<(&str, usize)>;
+    /// The cursor after the last segment.
+    fn end(&self) -> usize;
+}
+
+/// A path without `%`: segments are slices of it and cursors byte offsets.
+///
+/// The segment at cursor `c` runs from `c` to the next `/`; the cursor after
+/// the last segment is `len + 1`, so `"a/"` has the segments `"a"` and `""`.
+pub(crate) struct Raw<'p>(pub(crate) &'p str);
+
+impl Segments for Raw<'_> {
+    fn next(&self, cursor: usize) -> Option<(&str, usize)> {
+        let rest = self.0.get(cursor..)?;
+        Some(match rest.find('/') {
+            Some(len) => (&rest[..len], cursor + len + 1),
+            None => (rest, self.0.len() + 1),
+        })
+    }
+
+    fn end(&self) -> usize {
+        self.0.len() + 1
+    }
+}
+
+impl<'p> Raw<'p> {
+    /// The text captured between two cursors, borrowed from the path.
+    pub(crate) fn value(&self, (start, end): (usize, usize)) -> Cow<'p, str> {
+        Cow::Borrowed(&self.0[start..end - 1])
+    }
+}
+
+/// A path with `%` escapes, decoded up front: cursors index segments.
+pub(crate) struct Decoded<'p> {
+    path: &'p str,
+    /// Decoded text and the byte range of the raw segment in `path`.
+    segments: Vec<(Cow<'p, str>, usize, usize)>,
+}
+
+impl<'p> Decoded<'p> {
+    /// Decodes every segment, so a malformed path is reported whether or not
+    /// a route would have matched it.
+    pub(crate) fn new(path: &'p str) -> Result<Self, Malformed> {
+        let mut segments = Vec::new();
+        let mut start = 0;
+        for raw in path.split('/') {
+            segments.push((decode(raw)?, start, start + raw.len()));
+            start += raw.len() + 1;
+        }
+        Ok(Decoded { path, segments })
+    }
+
+    /// The decoded text captured between two cursors.
+    ///
+    /// Each segment may be taken once: the walk never captures a segment
+    /// twice, so a single-segment value moves out instead of being copied.
+    pub(crate) fn take(&mut self, (start, end): (usize, usize)) -> Cow<'p, str> {
+        let span = &mut self.segments[start..end];
+        if let [(single, _, _)] = span {
+            return std::mem::take(single);
+        }
+        if span
+            .iter()
+            .all(|(text, _, _)| matches!(text, Cow::Borrowed(_)))
+        {
+            return Cow::Borrowed(&self.path[span[0].1..span[span.len() - 1].2]);
+        }
+        let mut joined = String::new();
+        for (i, (text, _, _)) in span.iter().enumerate() {
+            if i > 0 {
+                joined.push('/');
+            }
+            joined.push_str(text);
+        }
+        Cow::Owned(joined)
+    }
+}
+
+impl Segments for Decoded<'_> {
+    fn next(&self, cursor: usize) -> Option<(&str, usize)> {
+        self.segments
+            .get(cursor)
+            .map(|(text, _, _)| (&**text, cursor + 1))
+    }
+
+    fn end(&self) -> usize {
+        self.segments.len()
+    }
+}

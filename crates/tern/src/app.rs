@@ -1,0 +1,692 @@
+//! `App`: routes, scopes, middleware and state, built once into an
+//! [`AppService`].
+
+use std::{
+    any::Any,
+    convert::Infallible,
+    fmt,
+    future::Future,
+    net::SocketAddr,
+    panic::AssertUnwindSafe,
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        Arc,
+    },
+    task::{Context, Poll},
+};
+
+use futures_util::FutureExt;
+use http::{header, HeaderValue, Method, StatusCode};
+use tern_core::{body::Body, response::IntoResponse, Problem, Request, Response};
+
+use crate::{
+    config::Config,
+    context::{param_names, Ctx, PathParams},
+    handler::{BoxFuture, Handler},
+    routing::{
+        get,
+        method_router::{layer_fn, MethodRoutes},
+        route::{Endpoint, LayerBounds},
+        MethodRouter, Route,
+    },
+};
+
+type LayerFn = Arc<dyn Fn(Route) -> Route + Send + Sync>;
+type Renderer = Arc<dyn Fn(&Problem) -> Response + Send + Sync>;
+type Constraint = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// A Tern application: routes, scopes, middleware and shared state.
+///
+/// Build it with [`App::new`] (no state) or [`App::with_state`], register
+/// handlers with [`route`](App::route), group routes under a prefix with
+/// [`scope`](App::scope), add middleware with [`layer`](App::layer), then
+/// run it with [`Server`](crate::Server) or test it with
+/// [`TestClient`](crate::test::TestClient). Everything is composed once,
+/// when the app is built; nothing is rebuilt per request or per connection.
+///
+/// ```
+/// use tern::{App, routing::get, extract::Path};
+///
+/// async fn hello() -> &'static str { "Hello, World!" }
+/// async fn user(Path(id): Path<u64>) -> String { format!("user {id}") }
+///
+/// let app = App::new()
+///     .route("/", get(hello))
+///     .scope("/api", |api| api.route("/users/{id:u64}", get(user)));
+/// # let _ = app.build().unwrap();
+/// ```
+pub struct App<S = ()> {
+    state: S,
+    routes: Vec<(String, MethodRouter<S>)>,
+    fallback: Option<Route>,
+    layers: Vec<LayerFn>,
+    config: Option<Config>,
+    renderer: Option<Renderer>,
+    constraints: Vec<(String, Constraint)>,
+}
+
+impl<S> fmt::Debug for App<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("App")
+            .field(
+                "routes",
+                &self.routes.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl App<()> {
+    /// An app without state.
+    pub fn new() -> Self {
+        App::with_state(())
+    }
+}
+
+impl Default for App<()> {
+    fn default() -> Self {
+        App::new()
+    }
+}
+
+impl<S: Clone + Send + Sync + 'static> App<S> {
+    /// An app whose handlers can take [`State<S>`](crate::extract::State).
+    ///
+    /// `S` is cloned for each request: keep it cheap to clone (wrap large
+    /// things in `Arc`).
+    pub fn with_state(state: S) -> Self {
+        App {
+            state,
+            routes: Vec::new(),
+            fallback: None,
+            layers: Vec::new(),
+            config: None,
+            renderer: None,
+            constraints: Vec::new(),
+        }
+    }
+
+    /// Registers the handlers of `path`.
+    ///
+    /// Syntax: `/users/{id}` (a parameter), `/users/{id:u64}` (a typed
+    /// constraint: `u64`, `i64`, `slug`, `uuid`, or one added with
+    /// [`constraint`](App::constraint)), `/files/{*path}` (a glob of one or
+    /// more segments). Registering the same path twice merges the methods;
+    /// the same method twice is a build error.
+    pub fn route(mut self, path: &str, methods: MethodRouter<S>) -> Self {
+        self.routes.push((path.to_owned(), methods));
+        self
+    }
+
+    /// Groups routes under `prefix`, with middleware of their own.
+    ///
+    /// ```
+    /// use tern::{App, routing::get, middleware::{from_fn, Next}, Request};
+    ///
+    /// async fn list() -> &'static str { "[]" }
+    /// async fn audit(req: Request, next: Next) -> tern::Response {
+    ///     next.run(req).await
+    /// }
+    ///
+    /// let app = App::new().scope("/admin", |admin| {
+    ///     admin.route("/users", get(list)).layer(from_fn(audit))
+    /// });
+    /// # let _ = app.build().unwrap();
+    /// ```
+    pub fn scope<F>(mut self, prefix: &str, build: F) -> Self
+    where
+        F: FnOnce(Scope<S>) -> Scope<S>,
+    {
+        let scope = build(Scope {
+            prefix: normalize_prefix(prefix),
+            routes: Vec::new(),
+            layers: Vec::new(),
+        });
+        self.routes.extend(scope.finish());
+        self
+    }
+
+    /// Answers requests that match no route (by default a `404` problem).
+    pub fn fallback<H, T>(mut self, handler: H) -> Self
+    where
+        H: Handler<T, S>,
+        T: 'static,
+    {
+        self.fallback = Some(Route::from_handler(handler, self.state.clone()));
+        self
+    }
+
+    /// Wraps the whole app (routing included, so it also sees 404s) in a
+    /// tower layer or a [`from_fn`](crate::middleware::from_fn) middleware.
+    /// Layers added later run first.
+    pub fn layer<L: LayerBounds>(mut self, layer: L) -> Self {
+        self.layers.push(layer_fn(layer));
+        self
+    }
+
+    /// Uses `config` instead of reading the environment when served.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// Renders every problem (rejections, 404, 405, 500, ...) with
+    /// `render` instead of the default `application/problem+json`.
+    pub fn problem_renderer<F>(mut self, render: F) -> Self
+    where
+        F: Fn(&Problem) -> Response + Send + Sync + 'static,
+    {
+        self.renderer = Some(Arc::new(render));
+        self
+    }
+
+    /// Adds a typed constraint usable as `{name:NAME}` in routes.
+    ///
+    /// ```
+    /// let app = tern::App::new()
+    ///     .constraint("hex", |s| s.bytes().all(|b| b.is_ascii_hexdigit()))
+    ///     .route("/colors/{rgb:hex}", tern::routing::get(|| async { "a color" }));
+    /// # let _ = app.build().unwrap();
+    /// ```
+    pub fn constraint<F>(mut self, name: &str, matcher: F) -> Self
+    where
+        F: Fn(&str) -> bool + Send + Sync + 'static,
+    {
+        self.constraints.push((name.to_owned(), Arc::new(matcher)));
+        self
+    }
+
+    /// The configuration set with [`config`](App::config), if any.
+    pub fn configured(&self) -> Option<&Config> {
+        self.config.as_ref()
+    }
+
+    /// Builds the app with its own configuration, or the default
+    /// (development) one if none was set.
+    pub fn build(self) -> Result<AppService, BuildError> {
+        let config = self.config.clone().unwrap_or_default();
+        self.build_with(config)
+    }
+
+    /// Builds the app with `config`: checks every route, composes every
+    /// middleware chain. Conflicting or invalid routes are reported here,
+    /// with both routes named, never at request time.
+    pub fn build_with(self, config: Config) -> Result<AppService, BuildError> {
+        let App {
+            state,
+            mut routes,
+            fallback,
+            layers,
+            config: _,
+            renderer,
+            constraints,
+        } = self;
+        if let Some(path) = &config.health_path {
+            if !routes.iter().any(|(p, _)| p == path) {
+                routes.push((path.clone(), get(health)));
+            }
+        }
+
+        // Merge the method routers of equal paths, in registration order.
+        let mut merged: Vec<(String, MethodRouter<S>)> = Vec::new();
+        for (path, methods) in routes {
+            if !path.starts_with('/') {
+                return Err(BuildError::new(format!(
+                    "route `{path}` must start with `/`"
+                )));
+            }
+            match merged.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, existing)) => {
+                    let both = existing.merge(methods);
+                    if let Some(method) = both.first() {
+                        return Err(BuildError::new(format!(
+                            "`{method} {path}` is registered twice"
+                        )));
+                    }
+                }
+                None => merged.push((path, methods)),
+            }
+        }
+
+        let mut router = tern_router::Router::new();
+        for (name, matcher) in constraints {
+            router.constraint(&name, move |s: &str| matcher(s));
+        }
+        let mut table = Vec::with_capacity(merged.len());
+        for (index, (path, methods)) in merged.into_iter().enumerate() {
+            router
+                .insert(&path, index)
+                .map_err(|e| BuildError::new(e.to_string()))?;
+            table.push((methods.finish(&state), param_names(&path)));
+        }
+        let fallback = fallback.unwrap_or_else(|| Route::from_handler(not_found, ()));
+        let dispatch = Route::from_endpoint(Dispatch(Arc::new(Table {
+            router,
+            routes: table,
+            fallback,
+        })));
+        let chain = layers.iter().fold(dispatch, |route, layer| layer(route));
+
+        let shared = Arc::new(Shared::new(config, renderer));
+        Ok(AppService {
+            inner: Arc::new(AppInner { chain, shared }),
+        })
+    }
+}
+
+/// Routes under a common prefix with their own middleware; see
+/// [`App::scope`].
+pub struct Scope<S> {
+    prefix: String,
+    routes: Vec<(String, MethodRouter<S>)>,
+    layers: Vec<LayerFn>,
+}
+
+impl<S> fmt::Debug for Scope<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scope")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Clone + Send + Sync + 'static> Scope<S> {
+    /// Registers the handlers of `prefix + path` (`"/"` is the prefix
+    /// itself).
+    pub fn route(mut self, path: &str, methods: MethodRouter<S>) -> Self {
+        self.routes.push((join(&self.prefix, path), methods));
+        self
+    }
+
+    /// A nested scope.
+    pub fn scope<F>(mut self, prefix: &str, build: F) -> Self
+    where
+        F: FnOnce(Scope<S>) -> Scope<S>,
+    {
+        let inner = build(Scope {
+            prefix: join(&self.prefix, &normalize_prefix(prefix)),
+            routes: Vec::new(),
+            layers: Vec::new(),
+        });
+        self.routes.extend(inner.finish());
+        self
+    }
+
+    /// Wraps every route of this scope (nested scopes included) in a
+    /// layer; runs after the app's layers and before the routes' own.
+    pub fn layer<L: LayerBounds>(mut self, layer: L) -> Self {
+        self.layers.push(layer_fn(layer));
+        self
+    }
+
+    fn finish(self) -> impl Iterator<Item = (String, MethodRouter<S>)> {
+        let layers = self.layers;
+        self.routes.into_iter().map(move |(path, mut methods)| {
+            methods.push_layers(&layers);
+            (path, methods)
+        })
+    }
+}
+
+fn normalize_prefix(prefix: &str) -> String {
+    let trimmed = prefix.trim_end_matches('/');
+    if trimmed.starts_with('/') || trimmed.is_empty() {
+        trimmed.to_owned()
+    } else {
+        format!("/{trimmed}")
+    }
+}
+
+fn join(prefix: &str, path: &str) -> String {
+    match path {
+        "" | "/" if !prefix.is_empty() => prefix.to_owned(),
+        _ if path.starts_with('/') => format!("{prefix}{path}"),
+        _ => format!("{prefix}/{path}"),
+    }
+}
+
+/// An app that cannot be built: a conflicting or invalid route, a method
+/// registered twice. The message names the routes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    message: String,
+}
+
+impl BuildError {
+    fn new(message: String) -> Self {
+        BuildError { message }
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+async fn health() -> Response {
+    let mut res = "ok".into_response();
+    res.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+async fn not_found(method: Method, uri: http::Uri) -> Problem {
+    Problem::new(StatusCode::NOT_FOUND)
+        .with_detail(format!("no route matches {method} {}", uri.path()))
+}
+
+struct Table {
+    router: tern_router::Router<usize>,
+    routes: Vec<(MethodRoutes, Arc<[Box<str>]>)>,
+    fallback: Route,
+}
+
+struct Dispatch(Arc<Table>);
+
+impl Endpoint for Dispatch {
+    fn call(&self, mut req: Request) -> BoxFuture {
+        let table = &*self.0;
+        let found = match table.router.at(req.uri().path()) {
+            Ok(m) => {
+                let index = *m.value;
+                let (_, names) = &table.routes[index];
+                Ok((index, PathParams::new(Arc::clone(names), &m.params)))
+            }
+            Err(e) => Err(e),
+        };
+        match found {
+            Ok((index, params)) => {
+                if let Some(ctx) = req.extensions_mut().get_mut::<Ctx>() {
+                    ctx.params = params;
+                }
+                table.routes[index].0.call(req)
+            }
+            Err(tern_router::MatchError::MalformedPath) => Box::pin(std::future::ready(
+                Problem::new(StatusCode::BAD_REQUEST)
+                    .with_detail("the request path has a malformed percent-escape or is not UTF-8 once decoded")
+                    .into_response(),
+            )),
+            Err(_) => table.fallback.call(req),
+        }
+    }
+}
+
+/// What every request of one app shares: configuration and hooks.
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    renderer: Option<Renderer>,
+    security_headers: Vec<(header::HeaderName, HeaderValue)>,
+    request_ids: RequestIds,
+}
+
+impl Shared {
+    fn new(config: Config, renderer: Option<Renderer>) -> Self {
+        let security_headers = if config.security_headers {
+            vec![
+                (
+                    header::STRICT_TRANSPORT_SECURITY,
+                    HeaderValue::from_static("max-age=63072000; includeSubDomains"),
+                ),
+                (
+                    header::CONTENT_SECURITY_POLICY,
+                    HeaderValue::from_static(
+                        "default-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'",
+                    ),
+                ),
+                (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
+                (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+                (
+                    header::REFERRER_POLICY,
+                    HeaderValue::from_static("strict-origin-when-cross-origin"),
+                ),
+                (
+                    header::HeaderName::from_static("cross-origin-opener-policy"),
+                    HeaderValue::from_static("same-origin"),
+                ),
+            ]
+        } else {
+            Vec::new()
+        };
+        Shared {
+            config,
+            renderer,
+            security_headers,
+            request_ids: RequestIds::new(),
+        }
+    }
+
+    /// Whether the proxy headers of a request from `peer` are believed.
+    pub(crate) fn is_trusted_proxy(&self, peer: Option<SocketAddr>) -> bool {
+        peer.is_some_and(|p| {
+            self.config
+                .trusted_proxies
+                .iter()
+                .any(|n| n.contains(p.ip()))
+        })
+    }
+}
+
+/// Request IDs: a random per-process prefix and a counter, so generating
+/// one is an increment and a format, not a call to the OS.
+struct RequestIds {
+    prefix: u64,
+    counter: AtomicU64,
+}
+
+impl RequestIds {
+    fn new() -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        h.write_u32(std::process::id());
+        RequestIds {
+            prefix: h.finish(),
+            counter: AtomicU64::new(0),
+        }
+    }
+
+    fn next(&self) -> HeaderValue {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let mut buf = [0u8; 32];
+        hex(self.prefix, &mut buf[..16]);
+        hex(n, &mut buf[16..]);
+        HeaderValue::from_bytes(&buf).unwrap_or_else(|_| HeaderValue::from_static("0"))
+    }
+}
+
+fn hex(mut n: u64, out: &mut [u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for slot in out.iter_mut().rev() {
+        *slot = DIGITS[(n & 0xf) as usize];
+        n >>= 4;
+    }
+}
+
+struct AppInner {
+    chain: Route,
+    shared: Arc<Shared>,
+}
+
+/// A built app: the tower `Service` the server runs and the test client
+/// calls.
+///
+/// Cloning is one reference-count increment; every connection shares the
+/// same composed routes and middleware.
+#[derive(Clone)]
+pub struct AppService {
+    inner: Arc<AppInner>,
+}
+
+impl fmt::Debug for AppService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AppService")
+    }
+}
+
+impl AppService {
+    /// The configuration the app was built with.
+    pub fn config(&self) -> &Config {
+        &self.inner.shared.config
+    }
+
+    /// Answers one request from a client at `peer`.
+    ///
+    /// Never fails and never panics: a panicking handler becomes a `500`
+    /// problem, a handler slower than the request timeout a `503`.
+    pub fn call(
+        &self,
+        req: Request,
+        peer: Option<SocketAddr>,
+    ) -> impl Future<Output = Response> + Send + 'static {
+        let inner = Arc::clone(&self.inner);
+        let prepared = prepare(&inner.shared, req, peer);
+        async move {
+            let shared = &inner.shared;
+            let (req, request_id) = match prepared {
+                Ok(ok) => ok,
+                Err(res) => return finish(shared, res, None),
+            };
+            let timeout = shared.config.timeouts.request;
+            let run = AssertUnwindSafe(inner.chain.call(req)).catch_unwind();
+            let res = match tokio::time::timeout(timeout, run).await {
+                Ok(Ok(res)) => res,
+                Ok(Err(panic)) => panic_response(shared, panic, peer),
+                Err(_) => Problem::new(StatusCode::SERVICE_UNAVAILABLE)
+                    .with_detail(format!(
+                        "the server did not answer within the request timeout ({} ms)",
+                        timeout.as_millis()
+                    ))
+                    .into_response(),
+            };
+            finish(shared, res, Some(request_id))
+        }
+    }
+}
+
+/// Checks done before any middleware: body length, host; then the
+/// request's context.
+#[allow(clippy::result_large_err)] // the error path is the rare one
+fn prepare(
+    shared: &Arc<Shared>,
+    mut req: Request,
+    peer: Option<SocketAddr>,
+) -> Result<(Request, HeaderValue), Response> {
+    let config = &shared.config;
+    if let Some(len) = req.headers().get(header::CONTENT_LENGTH) {
+        let len = len.to_str().ok().and_then(|s| s.parse::<u64>().ok());
+        if len.is_some_and(|len| len > config.limits.max_body_bytes) {
+            return Err(Problem::new(StatusCode::PAYLOAD_TOO_LARGE)
+                .with_detail(format!(
+                    "the request body is larger than the limit of {} bytes",
+                    config.limits.max_body_bytes
+                ))
+                .into_response());
+        }
+    }
+    if !config.allowed_hosts.is_empty() {
+        let host = crate::extract::host_of(&req);
+        let allowed = host.is_some_and(|h| {
+            let name = crate::extract::strip_port(h);
+            config.allowed_hosts.iter().any(|p| p.matches(name))
+        });
+        if !allowed {
+            return Err(Problem::new(StatusCode::BAD_REQUEST)
+                .with_detail(match host {
+                    Some(h) => format!("the host `{h}` is not served here (see ALLOWED_HOSTS)"),
+                    None => "the request names no host (see ALLOWED_HOSTS)".to_owned(),
+                })
+                .into_response());
+        }
+    }
+    let trusted_id = req
+        .headers()
+        .get(&config.request_id_header)
+        .filter(|v| v.len() <= 128 && !v.is_empty() && shared.is_trusted_proxy(peer))
+        .cloned();
+    let request_id = trusted_id.unwrap_or_else(|| shared.request_ids.next());
+    req.extensions_mut().insert(Ctx {
+        shared: Arc::clone(shared),
+        peer,
+        request_id: request_id.clone(),
+        params: PathParams::default(),
+    });
+    Ok((req, request_id))
+}
+
+fn finish(shared: &Shared, mut res: Response, request_id: Option<HeaderValue>) -> Response {
+    if let Some(render) = &shared.renderer {
+        if let Some(problem) = res.extensions().get::<Problem>() {
+            let problem = problem.clone();
+            let headers = std::mem::take(res.headers_mut());
+            res = render(&problem);
+            for (name, value) in headers.iter() {
+                if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+                    res.headers_mut().append(name, value.clone());
+                }
+            }
+        }
+    }
+    let headers = res.headers_mut();
+    if let Some(id) = request_id {
+        headers.insert(shared.config.request_id_header.clone(), id);
+    }
+    for (name, value) in &shared.security_headers {
+        if !headers.contains_key(name) {
+            headers.insert(name.clone(), value.clone());
+        }
+    }
+    res
+}
+
+fn panic_response(
+    shared: &Shared,
+    panic: Box<dyn Any + Send>,
+    peer: Option<SocketAddr>,
+) -> Response {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a handler panicked".to_owned());
+    tracing::error!(panic = %message, "handler panicked; answered 500");
+    let local = peer.is_none_or(|p| p.ip().is_loopback());
+    let detail = if !shared.config.is_production() && local {
+        format!("the handler panicked: {message} (shown because this is development and you are on loopback)")
+    } else {
+        "the server failed to answer this request".to_owned()
+    };
+    Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+        .with_detail(detail)
+        .into_response()
+}
+
+impl<B> tower_service::Service<http::Request<B>> for AppService
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<tern_core::BoxError>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures_util::future::Map<
+        std::pin::Pin<Box<dyn Future<Output = Response> + Send>>,
+        fn(Response) -> Result<Response, Infallible>,
+    >;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        let peer = req.extensions().get::<std::net::SocketAddr>().copied();
+        let fut: std::pin::Pin<Box<dyn Future<Output = Response> + Send>> =
+            Box::pin(AppService::call(self, req.map(Body::new), peer));
+        fut.map(Ok)
+    }
+}

@@ -1,0 +1,778 @@
+//! Typed configuration, from the environment and an optional `tern.toml`.
+
+use std::{collections::BTreeMap, fmt, net::SocketAddr, path::Path, time::Duration};
+
+use http::HeaderName;
+
+use crate::net::IpNet;
+
+/// Where Tern runs: `development` (the default) or `production`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Environment {
+    /// Helpful errors for loopback clients, no secret required.
+    #[default]
+    Development,
+    /// Refuses weak secrets, requires `ALLOWED_HOSTS`, sends security
+    /// headers, never shows internals to clients.
+    Production,
+}
+
+/// How the server uses the machine's cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RuntimeMode {
+    /// One multi-threaded tokio runtime with `workers` threads (default).
+    #[default]
+    MultiThread,
+    /// One current-thread runtime per worker, each with its own listening
+    /// socket on the same port (`SO_REUSEPORT`): no work stealing, the
+    /// lowest overhead per request.
+    PerCore,
+}
+
+/// Limits on what a client may send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest request head (request line and headers) in bytes; past it
+    /// the client gets `431` (hyper's floor is 8,192). `TERN_MAX_HEAD_BYTES`.
+    pub max_head_bytes: usize,
+    /// Most headers in one request; past it, `431`. `TERN_MAX_HEADERS`.
+    pub max_headers: usize,
+    /// Largest request body in bytes; past it, `413` (before the body is
+    /// read when `Content-Length` says so). `TERN_MAX_BODY_BYTES`.
+    pub max_body_bytes: u64,
+    /// Most connections served at once; more are closed at accept.
+    /// `TERN_MAX_CONNECTIONS`.
+    pub max_connections: usize,
+    /// Most concurrent HTTP/2 streams per connection.
+    /// `TERN_MAX_H2_STREAMS`.
+    pub max_h2_streams: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_head_bytes: 16 * 1024,
+            max_headers: 100,
+            max_body_bytes: 2 * 1024 * 1024,
+            max_connections: 10_000,
+            max_h2_streams: 256,
+        }
+    }
+}
+
+/// Timeouts; each one closes or answers what a slow client or handler holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Time a client has to send a whole request head (slowloris);
+    /// the connection is closed after it. `TERN_HEADER_READ_TIMEOUT`.
+    pub header_read: Duration,
+    /// Time an idle keep-alive connection is kept open.
+    /// `TERN_KEEP_ALIVE_TIMEOUT`.
+    pub keep_alive: Duration,
+    /// Time a handler has to produce a response head; after it the client
+    /// gets `503`. `TERN_REQUEST_TIMEOUT`.
+    pub request: Duration,
+    /// Time in-flight requests get to finish at shutdown.
+    /// `TERN_SHUTDOWN_TIMEOUT`.
+    pub shutdown: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            header_read: Duration::from_secs(10),
+            keep_alive: Duration::from_secs(60),
+            request: Duration::from_secs(30),
+            shutdown: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The application's secret: signs and encrypts cookies. Never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretKey(Vec<u8>);
+
+impl SecretKey {
+    /// The raw bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SecretKey([redacted; {} bytes])", self.0.len())
+    }
+}
+
+/// A host pattern from `ALLOWED_HOSTS`: `example.com`, `.example.com`
+/// (the domain and every subdomain) or `*` (any host).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPattern(String);
+
+impl HostPattern {
+    /// Whether `host` (without port) matches, ignoring ASCII case.
+    pub fn matches(&self, host: &str) -> bool {
+        let p = self.0.as_str();
+        if p == "*" {
+            return true;
+        }
+        if let Some(domain) = p.strip_prefix('.') {
+            let host_len = host.len();
+            return host.eq_ignore_ascii_case(domain)
+                || (host_len > domain.len() + 1
+                    && host.as_bytes()[host_len - domain.len() - 1] == b'.'
+                    && host[host_len - domain.len()..].eq_ignore_ascii_case(domain));
+        }
+        host.eq_ignore_ascii_case(p)
+    }
+}
+
+/// Tern's configuration.
+///
+/// Read it with [`Config::from_env`] (environment variables, then an
+/// optional `tern.toml`), or build it in code from [`Config::default`].
+/// Every setting, its variable and its default are listed in
+/// `docs/configuration.md`.
+///
+/// ```
+/// let config = tern::Config::default();
+/// assert_eq!(config.addr.port(), 3000);
+/// assert!(config.validate().is_ok()); // development needs no secret
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// Address to listen on. `TERN_ADDR`, default `127.0.0.1:3000`.
+    pub addr: SocketAddr,
+    /// `TERN_ENV`: `development` (default) or `production`.
+    pub env: Environment,
+    /// Worker threads (or runtimes). `TERN_WORKERS`, default: the cores.
+    pub workers: usize,
+    /// `TERN_RUNTIME`: `multi-thread` (default) or `per-core`.
+    pub runtime: RuntimeMode,
+    /// `SECRET_KEY`: at least 32 bytes; required in production.
+    pub secret_key: Option<SecretKey>,
+    /// `ALLOWED_HOSTS`: comma-separated host patterns; a request for any
+    /// other host gets `400`. Empty means any host (development only).
+    pub allowed_hosts: Vec<HostPattern>,
+    /// `TRUSTED_PROXY_HEADER`: the header (`X-Forwarded-For`,
+    /// `X-Real-IP`, ...) that names the client when the peer is a trusted
+    /// proxy.
+    pub trusted_proxy_header: Option<HeaderName>,
+    /// `TRUSTED_PROXIES`: comma-separated addresses or CIDR blocks whose
+    /// proxy header is believed; default loopback only.
+    pub trusted_proxies: Vec<IpNet>,
+    /// `TERN_REQUEST_ID_HEADER`: header carrying the request ID
+    /// (default `x-request-id`); an incoming one is kept only when the peer
+    /// is a trusted proxy.
+    pub request_id_header: HeaderName,
+    /// `TERN_SECURITY_HEADERS`: send HSTS, CSP, `X-Frame-Options`, ...
+    /// Default: on in production, off in development.
+    pub security_headers: bool,
+    /// `TERN_HEALTH_PATH`: where `GET` answers `200 ok`; `off` disables it.
+    /// Default `/health`.
+    pub health_path: Option<String>,
+    /// `TERN_ACCESS_LOG`: log one line per request (default off).
+    pub access_log: bool,
+    /// Limits on what clients send.
+    pub limits: Limits,
+    /// Timeouts.
+    pub timeouts: Timeouts,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            addr: SocketAddr::from(([127, 0, 0, 1], 3000)),
+            env: Environment::Development,
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            runtime: RuntimeMode::MultiThread,
+            secret_key: None,
+            allowed_hosts: Vec::new(),
+            trusted_proxy_header: None,
+            trusted_proxies: vec![IpNet::loopback_v4(), IpNet::loopback_v6()],
+            request_id_header: HeaderName::from_static("x-request-id"),
+            security_headers: false,
+            health_path: Some("/health".to_owned()),
+            access_log: false,
+            limits: Limits::default(),
+            timeouts: Timeouts::default(),
+        }
+    }
+}
+
+/// A configuration that cannot be used; says which setting and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    setting: String,
+    message: String,
+}
+
+impl ConfigError {
+    fn new(setting: &str, message: impl Into<String>) -> Self {
+        ConfigError {
+            setting: setting.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// The name of the setting that is wrong (e.g. `SECRET_KEY`).
+    pub fn setting(&self) -> &str {
+        &self.setting
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.setting, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Values that appear in tutorials and templates: never a real secret.
+const EXAMPLE_SECRETS: &[&str] = &[
+    "changeme",
+    "change-me",
+    "change_me",
+    "secret",
+    "secret-key",
+    "secret_key",
+    "secretkey",
+    "your-secret-key",
+    "your_secret_key",
+    "yoursecretkey",
+    "mysecret",
+    "my-secret-key",
+    "development",
+    "insecure",
+    "password",
+    "example",
+    "test",
+    "tern",
+    "key",
+    "your",
+    "my",
+    "replace-me",
+    "please-change-me",
+    "0123456789",
+    "1234567890",
+    "abcdefghijklmnopqrstuvwxyz",
+];
+
+const GENERATE_HINT: &str =
+    "generate one with `openssl rand -base64 48` (or `head -c 48 /dev/urandom | base64`)";
+
+impl Config {
+    /// Reads the configuration: `tern.toml` in the working directory (or
+    /// the file named by `TERN_CONFIG`) if present, then environment
+    /// variables, which win. Does not [`validate`](Config::validate).
+    pub fn from_env() -> Result<Config, ConfigError> {
+        let vars: BTreeMap<String, String> = std::env::vars().collect();
+        let path = vars.get("TERN_CONFIG").cloned();
+        let file = match &path {
+            Some(path) => Some(read_toml(Path::new(path), "TERN_CONFIG")?),
+            None if Path::new("tern.toml").exists() => {
+                Some(read_toml(Path::new("tern.toml"), "tern.toml")?)
+            }
+            None => None,
+        };
+        let mut settings = file.unwrap_or_default();
+        settings.extend(vars);
+        Config::from_settings(&settings)
+    }
+
+    /// Builds a configuration from `NAME = value` settings, named as the
+    /// environment variables are. Unknown names starting with `TERN_` are
+    /// an error (a typo would otherwise be ignored silently).
+    pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+        let mut c = Config::default();
+        let get = |name: &str| {
+            settings
+                .get(name)
+                .map(|v| v.trim())
+                .filter(|v| !v.is_empty())
+        };
+        for name in settings.keys() {
+            if name.starts_with("TERN_") && !KNOWN.contains(&name.as_str()) {
+                return Err(ConfigError::new(
+                    name,
+                    format!(
+                        "unknown setting; the TERN_ settings are {}",
+                        KNOWN.join(", ")
+                    ),
+                ));
+            }
+        }
+        if let Some(v) = get("TERN_ADDR") {
+            c.addr = v.parse().map_err(|_| {
+                ConfigError::new(
+                    "TERN_ADDR",
+                    format!("`{v}` is not an address like 127.0.0.1:3000"),
+                )
+            })?;
+        }
+        if let Some(v) = get("TERN_ENV") {
+            c.env = match v.to_ascii_lowercase().as_str() {
+                "development" | "dev" => Environment::Development,
+                "production" | "prod" => Environment::Production,
+                _ => {
+                    return Err(ConfigError::new(
+                        "TERN_ENV",
+                        format!("`{v}` is neither `development` nor `production`"),
+                    ))
+                }
+            };
+        }
+        c.security_headers = c.env == Environment::Production;
+        if let Some(v) = get("TERN_WORKERS") {
+            c.workers = parse_num("TERN_WORKERS", v)?;
+            if c.workers == 0 {
+                return Err(ConfigError::new("TERN_WORKERS", "must be at least 1"));
+            }
+        }
+        if let Some(v) = get("TERN_RUNTIME") {
+            c.runtime = match v {
+                "multi-thread" | "multi" => RuntimeMode::MultiThread,
+                "per-core" => RuntimeMode::PerCore,
+                _ => {
+                    return Err(ConfigError::new(
+                        "TERN_RUNTIME",
+                        format!("`{v}` is neither `multi-thread` nor `per-core`"),
+                    ))
+                }
+            };
+        }
+        if let Some(v) = settings.get("SECRET_KEY") {
+            c.secret_key = Some(SecretKey(v.as_bytes().to_vec()));
+        }
+        if let Some(v) = get("ALLOWED_HOSTS") {
+            c.allowed_hosts = v
+                .split(',')
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .map(|h| HostPattern(h.to_ascii_lowercase()))
+                .collect();
+        }
+        if let Some(v) = get("TRUSTED_PROXY_HEADER") {
+            c.trusted_proxy_header = Some(HeaderName::try_from(v).map_err(|_| {
+                ConfigError::new(
+                    "TRUSTED_PROXY_HEADER",
+                    format!("`{v}` is not a header name"),
+                )
+            })?);
+        }
+        if let Some(v) = get("TRUSTED_PROXIES") {
+            c.trusted_proxies = v
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    s.parse().map_err(|_| {
+                        ConfigError::new(
+                            "TRUSTED_PROXIES",
+                            format!("`{s}` is not an IP address or CIDR block like 10.0.0.0/8"),
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+        }
+        if let Some(v) = get("TERN_REQUEST_ID_HEADER") {
+            c.request_id_header = HeaderName::try_from(v).map_err(|_| {
+                ConfigError::new(
+                    "TERN_REQUEST_ID_HEADER",
+                    format!("`{v}` is not a header name"),
+                )
+            })?;
+        }
+        if let Some(v) = get("TERN_SECURITY_HEADERS") {
+            c.security_headers = parse_bool("TERN_SECURITY_HEADERS", v)?;
+        }
+        if let Some(v) = get("TERN_HEALTH_PATH") {
+            c.health_path = match v {
+                "off" | "false" | "none" => None,
+                p if p.starts_with('/') => Some(p.to_owned()),
+                p => {
+                    return Err(ConfigError::new(
+                        "TERN_HEALTH_PATH",
+                        format!("`{p}` must start with `/` (or be `off`)"),
+                    ))
+                }
+            };
+        }
+        if let Some(v) = get("TERN_ACCESS_LOG") {
+            c.access_log = parse_bool("TERN_ACCESS_LOG", v)?;
+        }
+        let l = &mut c.limits;
+        if let Some(v) = get("TERN_MAX_HEAD_BYTES") {
+            l.max_head_bytes = parse_num("TERN_MAX_HEAD_BYTES", v)?;
+            if l.max_head_bytes < 8192 {
+                return Err(ConfigError::new(
+                    "TERN_MAX_HEAD_BYTES",
+                    "must be at least 8192 (hyper's smallest read buffer)",
+                ));
+            }
+        }
+        if let Some(v) = get("TERN_MAX_HEADERS") {
+            l.max_headers = parse_num("TERN_MAX_HEADERS", v)?;
+        }
+        if let Some(v) = get("TERN_MAX_BODY_BYTES") {
+            l.max_body_bytes = parse_num("TERN_MAX_BODY_BYTES", v)?;
+        }
+        if let Some(v) = get("TERN_MAX_CONNECTIONS") {
+            l.max_connections = parse_num("TERN_MAX_CONNECTIONS", v)?;
+        }
+        if let Some(v) = get("TERN_MAX_H2_STREAMS") {
+            l.max_h2_streams = parse_num("TERN_MAX_H2_STREAMS", v)?;
+        }
+        let t = &mut c.timeouts;
+        for (name, slot) in [
+            ("TERN_HEADER_READ_TIMEOUT", &mut t.header_read),
+            ("TERN_KEEP_ALIVE_TIMEOUT", &mut t.keep_alive),
+            ("TERN_REQUEST_TIMEOUT", &mut t.request),
+            ("TERN_SHUTDOWN_TIMEOUT", &mut t.shutdown),
+        ] {
+            if let Some(v) = get(name) {
+                *slot = parse_duration(name, v)?;
+            }
+        }
+        Ok(c)
+    }
+
+    /// Checks the configuration before the server starts.
+    ///
+    /// In production: `SECRET_KEY` must be set, at least 32 bytes, not an
+    /// example value nor one repeated character; `ALLOWED_HOSTS` must be
+    /// set. In every environment, limits must be usable.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.env == Environment::Production {
+            let Some(key) = &self.secret_key else {
+                return Err(ConfigError::new(
+                    "SECRET_KEY",
+                    format!(
+                        "is not set; production needs at least 32 random bytes: {GENERATE_HINT}"
+                    ),
+                ));
+            };
+            check_secret(key.as_bytes())?;
+            if self.allowed_hosts.is_empty() {
+                return Err(ConfigError::new(
+                    "ALLOWED_HOSTS",
+                    "is not set; in production list the host names this server answers (e.g. `example.com,.example.com`), or `*` to allow any",
+                ));
+            }
+        } else if let Some(key) = &self.secret_key {
+            if key.as_bytes().len() < 32 {
+                return Err(ConfigError::new(
+                    "SECRET_KEY",
+                    format!(
+                        "is {} bytes; it must be at least 32: {GENERATE_HINT}",
+                        key.as_bytes().len()
+                    ),
+                ));
+            }
+        }
+        if self.limits.max_connections == 0 {
+            return Err(ConfigError::new(
+                "TERN_MAX_CONNECTIONS",
+                "must be at least 1",
+            ));
+        }
+        if self.limits.max_head_bytes < 8192 {
+            return Err(ConfigError::new(
+                "TERN_MAX_HEAD_BYTES",
+                "must be at least 8192",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sets the secret key (for tests and code-built configurations).
+    pub fn with_secret_key(mut self, key: impl AsRef<[u8]>) -> Self {
+        self.secret_key = Some(SecretKey(key.as_ref().to_vec()));
+        self
+    }
+
+    /// Sets the allowed hosts (patterns as in `ALLOWED_HOSTS`).
+    pub fn with_allowed_hosts<I, H>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = H>,
+        H: AsRef<str>,
+    {
+        self.allowed_hosts = hosts
+            .into_iter()
+            .map(|h| HostPattern(h.as_ref().to_ascii_lowercase()))
+            .collect();
+        self
+    }
+
+    /// Switches to production: security headers on.
+    pub fn production(mut self) -> Self {
+        self.env = Environment::Production;
+        self.security_headers = true;
+        self
+    }
+
+    /// Whether this is the production environment.
+    pub fn is_production(&self) -> bool {
+        self.env == Environment::Production
+    }
+}
+
+fn check_secret(key: &[u8]) -> Result<(), ConfigError> {
+    if key.len() < 32 {
+        return Err(ConfigError::new(
+            "SECRET_KEY",
+            format!(
+                "is {} bytes; production needs at least 32: {GENERATE_HINT}",
+                key.len()
+            ),
+        ));
+    }
+    // Strip every example phrase; what is left must still be a secret.
+    let mut rest = String::from_utf8_lossy(key).to_ascii_lowercase();
+    let mut examples = EXAMPLE_SECRETS.to_vec();
+    examples.sort_by_key(|e| std::cmp::Reverse(e.len()));
+    for example in examples {
+        rest = rest.replace(example, "");
+    }
+    let rest_len = rest.chars().filter(char::is_ascii_alphanumeric).count();
+    let first = key[0];
+    let weak = key.iter().all(|&b| b == first) || rest_len < 16 || distinct_bytes(key) < 8;
+    if weak {
+        return Err(ConfigError::new(
+            "SECRET_KEY",
+            format!("is an example or low-entropy value, not a secret: {GENERATE_HINT}"),
+        ));
+    }
+    Ok(())
+}
+
+fn distinct_bytes(key: &[u8]) -> usize {
+    let mut seen = [false; 256];
+    key.iter().for_each(|&b| seen[b as usize] = true);
+    seen.iter().filter(|&&s| s).count()
+}
+
+const KNOWN: &[&str] = &[
+    "TERN_ADDR",
+    "TERN_ENV",
+    "TERN_WORKERS",
+    "TERN_RUNTIME",
+    "TERN_CONFIG",
+    "TERN_REQUEST_ID_HEADER",
+    "TERN_SECURITY_HEADERS",
+    "TERN_HEALTH_PATH",
+    "TERN_ACCESS_LOG",
+    "TERN_MAX_HEAD_BYTES",
+    "TERN_MAX_HEADERS",
+    "TERN_MAX_BODY_BYTES",
+    "TERN_MAX_CONNECTIONS",
+    "TERN_MAX_H2_STREAMS",
+    "TERN_HEADER_READ_TIMEOUT",
+    "TERN_KEEP_ALIVE_TIMEOUT",
+    "TERN_REQUEST_TIMEOUT",
+    "TERN_SHUTDOWN_TIMEOUT",
+];
+
+fn read_toml(path: &Path, setting: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(setting, format!("cannot read {}: {e}", path.display())))?;
+    let table: toml::Table = text.parse().map_err(|e| {
+        ConfigError::new(
+            setting,
+            format!("{} is not valid TOML: {e}", path.display()),
+        )
+    })?;
+    let mut out = BTreeMap::new();
+    for (key, value) in table {
+        let value = match value {
+            toml::Value::String(s) => s,
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|i| {
+                    i.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| i.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join(","),
+            other => {
+                return Err(ConfigError::new(
+                    &key.to_ascii_uppercase(),
+                    format!(
+                        "in {}: `{other}` is not a string, number, boolean or list",
+                        path.display()
+                    ),
+                ))
+            }
+        };
+        // `addr = ...` in the file is `TERN_ADDR`; `SECRET_KEY` stays itself.
+        let upper = key.to_ascii_uppercase();
+        let name = if KNOWN.contains(&format!("TERN_{upper}").as_str()) {
+            format!("TERN_{upper}")
+        } else {
+            upper
+        };
+        out.insert(name, value);
+    }
+    Ok(out)
+}
+
+fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, ConfigError> {
+    v.replace('_', "")
+        .parse()
+        .map_err(|_| ConfigError::new(name, format!("`{v}` is not a whole number")))
+}
+
+fn parse_bool(name: &str, v: &str) -> Result<bool, ConfigError> {
+    match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(ConfigError::new(
+            name,
+            format!("`{v}` is not true or false"),
+        )),
+    }
+}
+
+/// `30`, `30s`, `500ms`, `2m`.
+fn parse_duration(name: &str, v: &str) -> Result<Duration, ConfigError> {
+    let err = || {
+        ConfigError::new(
+            name,
+            format!("`{v}` is not a duration like 30s, 500ms or 2m"),
+        )
+    };
+    let (num, unit) = match v.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => v.split_at(i),
+        None => (v, "s"),
+    };
+    let n: u64 = num.parse().map_err(|_| err())?;
+    match unit.trim() {
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        _ => Err(err()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn prod(secret: &str) -> Result<(), ConfigError> {
+        Config::from_settings(&settings(&[
+            ("TERN_ENV", "production"),
+            ("SECRET_KEY", secret),
+            ("ALLOWED_HOSTS", "example.com"),
+        ]))?
+        .validate()
+    }
+
+    #[test]
+    fn production_secrets() {
+        let strong = "q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ";
+        assert!(prod(strong).is_ok());
+        for weak in [
+            "short",
+            "changemechangemechangemechangeme",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "your-secret-key-your-secret-key-yes",
+            "01010101010101010101010101010101",
+        ] {
+            let err = prod(weak).expect_err(weak);
+            assert_eq!(err.setting(), "SECRET_KEY", "{weak}");
+        }
+        let missing = Config::from_settings(&settings(&[("TERN_ENV", "production")]))
+            .and_then(|c| c.validate())
+            .expect_err("missing");
+        assert_eq!(missing.setting(), "SECRET_KEY");
+        assert!(missing.to_string().contains("openssl rand"));
+    }
+
+    #[test]
+    fn production_needs_allowed_hosts() {
+        let err = Config::from_settings(&settings(&[
+            ("TERN_ENV", "production"),
+            ("SECRET_KEY", "q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ"),
+        ]))
+        .and_then(|c| c.validate())
+        .expect_err("no hosts");
+        assert_eq!(err.setting(), "ALLOWED_HOSTS");
+    }
+
+    #[test]
+    fn bad_values_name_the_setting() {
+        for (name, value) in [
+            ("TERN_ADDR", "nowhere"),
+            ("TERN_ENV", "staging"),
+            ("TERN_WORKERS", "many"),
+            ("TERN_WORKERS", "0"),
+            ("TERN_MAX_BODY_BYTES", "-1"),
+            ("TERN_REQUEST_TIMEOUT", "soon"),
+            ("TERN_MAX_HEAD_BYTES", "100"),
+            ("TRUSTED_PROXIES", "10.0.0.0/99"),
+            ("TERN_TYPO", "1"),
+        ] {
+            let err = Config::from_settings(&settings(&[(name, value)])).expect_err(name);
+            assert_eq!(err.setting(), name);
+        }
+    }
+
+    #[test]
+    fn durations_and_numbers() {
+        let c = Config::from_settings(&settings(&[
+            ("TERN_REQUEST_TIMEOUT", "500ms"),
+            ("TERN_KEEP_ALIVE_TIMEOUT", "2m"),
+            ("TERN_HEADER_READ_TIMEOUT", "7"),
+            ("TERN_MAX_BODY_BYTES", "1_000_000"),
+            ("TERN_HEALTH_PATH", "off"),
+        ]))
+        .expect("valid");
+        assert_eq!(c.timeouts.request, Duration::from_millis(500));
+        assert_eq!(c.timeouts.keep_alive, Duration::from_secs(120));
+        assert_eq!(c.timeouts.header_read, Duration::from_secs(7));
+        assert_eq!(c.limits.max_body_bytes, 1_000_000);
+        assert_eq!(c.health_path, None);
+    }
+
+    #[test]
+    fn host_patterns() {
+        let exact = HostPattern("example.com".into());
+        let sub = HostPattern(".example.com".into());
+        assert!(exact.matches("EXAMPLE.com"));
+        assert!(!exact.matches("www.example.com"));
+        assert!(sub.matches("example.com"));
+        assert!(sub.matches("a.b.example.com"));
+        assert!(!sub.matches("badexample.com"));
+        assert!(!sub.matches("example.com.evil.net"));
+    }
+
+    #[test]
+    fn toml_file() {
+        let dir = std::env::temp_dir().join(format!("tern-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("tmp");
+        let path = dir.join("tern.toml");
+        std::fs::write(
+            &path,
+            "addr = \"0.0.0.0:8080\"\nworkers = 3\nALLOWED_HOSTS = [\"a.com\", \".b.com\"]\n",
+        )
+        .expect("write");
+        let c =
+            Config::from_settings(&read_toml(&path, "TERN_CONFIG").expect("toml")).expect("config");
+        assert_eq!(c.addr.port(), 8080);
+        assert_eq!(c.workers, 3);
+        assert_eq!(c.allowed_hosts.len(), 2);
+    }
+}

@@ -1,0 +1,71 @@
+//! What the framework attaches to every request: one extension, so a
+//! request costs one insertion however many framework values it carries.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use http::HeaderValue;
+
+use crate::app::Shared;
+
+/// The framework's per-request values, stored as one request extension.
+#[derive(Clone)]
+pub(crate) struct Ctx {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) peer: Option<SocketAddr>,
+    pub(crate) request_id: HeaderValue,
+    pub(crate) params: PathParams,
+}
+
+/// The route parameters of a matched request, decoded, in pattern order.
+#[derive(Clone, Default)]
+pub(crate) struct PathParams {
+    names: Option<Arc<[Box<str>]>>,
+    /// Every value, one after the other; `ends[i]` is where value `i` ends.
+    values: String,
+    ends: Vec<usize>,
+}
+
+impl PathParams {
+    pub(crate) fn new(names: Arc<[Box<str>]>, params: &tern_router::Params<'_, '_>) -> Self {
+        let mut values = String::new();
+        let mut ends = Vec::with_capacity(params.len());
+        for (_, value) in params.iter() {
+            values.push_str(value);
+            ends.push(values.len());
+        }
+        PathParams {
+            names: Some(names),
+            values,
+            ends,
+        }
+    }
+
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        let names = self.names.as_deref().unwrap_or(&[]);
+        self.ends.iter().enumerate().map(move |(i, &end)| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1] };
+            (names.get(i).map_or("", |n| n), &self.values[start..end])
+        })
+    }
+
+    pub(crate) fn is_matched(&self) -> bool {
+        self.names.is_some()
+    }
+}
+
+/// Names of a pattern's parameters, in order (`/a/{id}/{*rest}` →
+/// `id`, `rest`).
+pub(crate) fn param_names(pattern: &str) -> Arc<[Box<str>]> {
+    let mut names = Vec::new();
+    for segment in pattern.split('/') {
+        if segment.starts_with("{{") {
+            continue;
+        }
+        if let Some(inner) = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            let inner = inner.strip_prefix('*').unwrap_or(inner);
+            let name = inner.split(':').next().unwrap_or(inner);
+            names.push(Box::from(name));
+        }
+    }
+    names.into()
+}

@@ -1,0 +1,41 @@
+//! Extractors: typed handler arguments built from the request.
+//!
+//! Every extractor implements [`FromRequestParts`] (reads the head: any
+//! number of them, in any order) or [`FromRequest`] (reads the body: at
+//! most one, the last argument). A failed extraction answers the client
+//! with its rejection, a `problem+json` naming what was wrong, and the
+//! handler does not run.
+//!
+//! | extractor | reads | rejection |
+//! |---|---|---|
+//! | [`Path<T>`] | route parameters | `400` naming the parameter |
+//! | [`Query<T>`] | the query string (lists, nested maps) | `400` naming the field |
+//! | [`Json<T>`](crate::Json) | a JSON body | `415`, `413`, `400` malformed, `422` wrong shape |
+//! | [`Form<T>`] | a urlencoded body | `415`, `413`, `400` naming the field |
+//! | `Bytes`, `String` | the body | `413`, `400` (not UTF-8) |
+//! | [`State<T>`] | the app state | — |
+//! | [`Extension<T>`] | a value set by middleware | `500` if absent |
+//! | [`Host`], [`ClientIp`], [`PeerAddr`], [`RequestId`] | connection and headers | `400` if no host |
+//! | `Method`, `Uri`, `HeaderMap`, `Version`, `Request` | the request itself | — |
+//! | `Option<T>` | `T`, or `None` when it is rejected | — |
+
+pub(crate) mod body;
+mod client;
+pub(crate) mod de;
+mod extension;
+pub(crate) mod form;
+mod host;
+mod path;
+mod query;
+mod state;
+
+pub use client::{ClientIp, PeerAddr, RequestId};
+pub use extension::Extension;
+pub use form::Form;
+pub use host::Host;
+pub use path::Path;
+pub use query::Query;
+pub use state::{FromRef, State};
+pub use tern_core::extract::{FromRequest, FromRequestParts, Rejection};
+
+pub(crate) use host::{host_of, strip_port};

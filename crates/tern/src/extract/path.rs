@@ -1,0 +1,79 @@
+use http::{request::Parts, StatusCode};
+use serde::de::DeserializeOwned;
+use std::borrow::Cow;
+use tern_core::extract::FromRequestParts;
+
+use super::{
+    de::{Node, NodeDe},
+    Rejection,
+};
+use crate::context::Ctx;
+
+/// Typed route parameters.
+///
+/// `Path<u64>` for one parameter, `Path<(String, u64)>` for several in
+/// order, or `Path<T>` with a struct whose fields are named like the
+/// parameters. Values are percent-decoded. A value that does not parse is a
+/// `400` naming the parameter.
+///
+/// ```
+/// use tern::extract::Path;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize)]
+/// struct Repo { owner: String, name: String }
+///
+/// async fn repo(Path(repo): Path<Repo>) -> String {
+///     format!("{}/{}", repo.owner, repo.name)
+/// }
+/// let app = tern::App::new().route("/repos/{owner}/{name}", tern::routing::get(repo));
+/// # let _ = app.build().unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Path<T>(pub T);
+
+impl<T, S> FromRequestParts<S> for Path<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
+        let ctx = parts
+            .extensions
+            .get::<Ctx>()
+            .filter(|c| c.params.is_matched())
+            .ok_or_else(|| {
+                Rejection::internal(
+                    "`Path` was used on a request that was not routed by a Tern app",
+                )
+            })?;
+        let node = Node::Map(
+            ctx.params
+                .iter()
+                .map(|(k, v)| (Cow::Borrowed(k), Node::Value(Cow::Borrowed(v))))
+                .collect(),
+        );
+        T::deserialize(NodeDe {
+            node: &node,
+            path_mode: true,
+        })
+        .map(Path)
+        .map_err(|e| {
+            let detail = if e.path.is_empty() {
+                format!("the path parameters are invalid: {}", e.message)
+            } else {
+                format!("path parameter `{}`: {}", e.path, e.message)
+            };
+            Rejection::invalid(StatusCode::BAD_REQUEST, detail).with_field(&e.path)
+        })
+    }
+}
+
+impl<T> std::ops::Deref for Path<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}

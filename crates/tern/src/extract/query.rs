@@ -1,0 +1,71 @@
+use http::{request::Parts, StatusCode};
+use serde::de::DeserializeOwned;
+use tern_core::extract::FromRequestParts;
+
+use super::{
+    de::{parse_urlencoded, NodeDe},
+    Rejection,
+};
+
+/// A typed query string.
+///
+/// Lists as `tag=a&tag=b`, `tag[]=a&tag[]=b` or `tag[0]=a&tag[1]=b`;
+/// nested maps as `user[name]=x`; values percent-decoded (`+` is a space);
+/// an empty value reads as `None` for an `Option`. A value that does not
+/// parse is a `400` whose detail and `field` member name the parameter.
+///
+/// ```
+/// use tern::extract::Query;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize)]
+/// struct Search { q: String, #[serde(default)] tag: Vec<String>, page: Option<u32> }
+///
+/// async fn search(Query(s): Query<Search>) -> String {
+///     format!("{} {:?} {:?}", s.q, s.tag, s.page)
+/// }
+/// # let _ = tern::routing::get(search);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned> Query<T> {
+    /// Parses a query string (without the `?`).
+    pub fn try_from_str(query: &str) -> Result<Self, Rejection> {
+        let node = parse_urlencoded(query).map_err(|e| reject("query parameter", e))?;
+        T::deserialize(NodeDe {
+            node: &node,
+            path_mode: false,
+        })
+        .map(Query)
+        .map_err(|e| reject("query parameter", e))
+    }
+}
+
+pub(crate) fn reject(what: &str, e: super::de::DeError) -> Rejection {
+    let detail = if e.path.is_empty() {
+        format!("invalid {what}s: {}", e.message)
+    } else {
+        format!("{what} `{}`: {}", e.path, e.message)
+    };
+    Rejection::invalid(StatusCode::BAD_REQUEST, detail).with_field(&e.path)
+}
+
+impl<T, S> FromRequestParts<S> for Query<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
+        Query::try_from_str(parts.uri.query().unwrap_or_default())
+    }
+}
+
+impl<T> std::ops::Deref for Query<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}

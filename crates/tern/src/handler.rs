@@ -1,0 +1,112 @@
+//! Handlers: the async functions that answer requests.
+
+use std::{future::Future, pin::Pin};
+
+use tern_core::{
+    extract::{FromRequest, FromRequestParts},
+    response::IntoResponse,
+    Request, Response,
+};
+
+/// The boxed future a handler call returns.
+pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Response> + Send + 'static>>;
+
+/// An async function that can answer a request.
+///
+/// Implemented for every `async fn` (and closure returning a future) whose
+/// arguments are extractors (all but the last implement
+/// [`FromRequestParts`], the last may implement [`FromRequest`]) and whose
+/// output implements [`IntoResponse`]; up to 16 arguments.
+///
+/// `T` lists the argument types and `S` is the application state; neither
+/// is named by users.
+///
+/// ```
+/// use tern::{extract::Path, Json};
+///
+/// async fn user(Path(id): Path<u64>) -> Json<u64> {
+///     Json(id)
+/// }
+/// let _ = tern::routing::get(user);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Tern handler",
+    label = "not a handler",
+    note = "a handler is an `async fn` whose arguments all implement `FromRequestParts` (the last may implement `FromRequest`, e.g. `Json<T>` or `String`) and whose return type implements `IntoResponse`",
+    note = "body extractors (`Json`, `Form`, `String`, `Bytes`, `Multipart`, `Request`) must be the last argument",
+    note = "the returned future must be `Send`: do not hold a `!Send` value (such as an `Rc` or a `std::sync::MutexGuard`) across an `.await`"
+)]
+pub trait Handler<T, S>: Clone + Send + Sync + Sized + 'static {
+    /// Runs the handler on a request.
+    fn call(self, req: Request, state: S) -> Pin<Box<dyn Future<Output = Response> + Send>>;
+}
+
+impl<F, Fut, Res, S> Handler<((),), S> for F
+where
+    F: FnOnce() -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Res> + Send,
+    Res: IntoResponse,
+{
+    fn call(self, _req: Request, _state: S) -> BoxFuture {
+        Box::pin(async move { self().await.into_response() })
+    }
+}
+
+macro_rules! impl_handler {
+    ([$($ty:ident),*], $last:ident) => {
+        #[allow(non_snake_case, unused_mut)]
+        impl<F, Fut, S, Res, M, $($ty,)* $last> Handler<(M, $($ty,)* $last,), S> for F
+        where
+            F: FnOnce($($ty,)* $last,) -> Fut + Clone + Send + Sync + 'static,
+            Fut: Future<Output = Res> + Send,
+            S: Send + Sync + 'static,
+            Res: IntoResponse,
+            $( $ty: FromRequestParts<S> + Send, )*
+            $last: FromRequest<S, M> + Send,
+        {
+            fn call(self, req: Request, state: S) -> BoxFuture {
+                Box::pin(async move {
+                    let (mut parts, body) = req.into_parts();
+                    $(
+                        let $ty = match $ty::from_request_parts(&mut parts, &state).await {
+                            Ok(value) => value,
+                            Err(rejection) => return rejection.into_response(),
+                        };
+                    )*
+                    let req = Request::from_parts(parts, body);
+                    let $last = match $last::from_request(req, &state).await {
+                        Ok(value) => value,
+                        Err(rejection) => return rejection.into_response(),
+                    };
+                    self($($ty,)* $last,).await.into_response()
+                })
+            }
+        }
+    };
+}
+
+impl_handler!([], T1);
+impl_handler!([T1], T2);
+impl_handler!([T1, T2], T3);
+impl_handler!([T1, T2, T3], T4);
+impl_handler!([T1, T2, T3, T4], T5);
+impl_handler!([T1, T2, T3, T4, T5], T6);
+impl_handler!([T1, T2, T3, T4, T5, T6], T7);
+impl_handler!([T1, T2, T3, T4, T5, T6, T7], T8);
+impl_handler!([T1, T2, T3, T4, T5, T6, T7, T8], T9);
+impl_handler!([T1, T2, T3, T4, T5, T6, T7, T8, T9], T10);
+impl_handler!([T1, T2, T3, T4, T5, T6, T7, T8, T9, T10], T11);
+impl_handler!([T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11], T12);
+impl_handler!([T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12], T13);
+impl_handler!(
+    [T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13],
+    T14
+);
+impl_handler!(
+    [T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14],
+    T15
+);
+impl_handler!(
+    [T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15],
+    T16
+);

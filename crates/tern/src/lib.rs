@@ -1,0 +1,73 @@
+//! Tern: the fastest honest web framework for Rust, with the batteries a
+//! product team needs.
+//!
+//! ```no_run
+//! use serde::Deserialize;
+//! use tern::{App, Json, extract::{Path, Query}, routing::get};
+//!
+//! #[derive(Deserialize)]
+//! struct Page { page: Option<u32> }
+//!
+//! async fn hello() -> &'static str { "Hello, World!" }
+//!
+//! async fn user(Path(id): Path<u64>, Query(p): Query<Page>) -> Json<serde_json::Value> {
+//!     Json(serde_json::json!({ "id": id, "page": p.page.unwrap_or(1) }))
+//! }
+//!
+//! fn main() -> Result<(), tern::Error> {
+//!     let app = App::new()
+//!         .route("/", get(hello))
+//!         .route("/users/{id:u64}", get(user));
+//!     tern::run(app) // TERN_ADDR, default 127.0.0.1:3000; stops on Ctrl-C
+//! }
+//! ```
+//!
+//! # The pieces
+//! - [`App`]: routes ([`routing`]), scopes, middleware, state; built once
+//!   into an [`AppService`] that every connection shares.
+//! - [`extract`]: typed handler arguments ([`Path`](extract::Path),
+//!   [`Query`](extract::Query), [`Json`], [`Form`](extract::Form),
+//!   [`State`](extract::State), ...); each rejection is a problem+json.
+//! - [`response`]: what handlers return ([`IntoResponse`]).
+//! - [`middleware`]: async-fn middleware and tower layers, global, per
+//!   scope or per route.
+//! - [`Config`]: typed settings from the environment or `tern.toml`;
+//!   production refuses weak secrets.
+//! - [`run`] and [`Server`]: hyper underneath, HTTP/1.1 (keep-alive,
+//!   pipelining) and HTTP/2, limits, timeouts, graceful shutdown.
+//! - [`test::TestClient`]: in-process requests for your tests.
+//! - [`Problem`]: RFC 9457 errors; every error a client sees is one.
+//!
+//! # Errors a client can see
+//! Every rejection and framework error is `application/problem+json` with
+//! a `detail` that says what was wrong: `404` for an unknown path, `405`
+//! with `Allow` for a known path and wrong method, `400` for a malformed
+//! parameter, `413`, `415`, `422`, `500` for a panicking handler (the
+//! server keeps serving), `503` past the request timeout. Replace the
+//! rendering with [`App::problem_renderer`].
+
+mod app;
+pub mod config;
+mod context;
+pub mod extract;
+mod handler;
+mod json;
+pub mod middleware;
+pub mod net;
+pub mod response;
+pub mod routing;
+mod server;
+pub mod test;
+
+pub use app::{App, AppService, BuildError, Scope};
+pub use config::Config;
+pub use handler::Handler;
+pub use json::Json;
+pub use response::IntoResponse;
+pub use server::{run, shutdown_signal, Error, Server};
+pub use tern_core::{body, Problem, Request, Response};
+
+#[doc(no_inline)]
+pub use bytes::Bytes;
+#[doc(no_inline)]
+pub use http::{self, HeaderMap, Method, StatusCode, Uri};

@@ -1,0 +1,212 @@
+//! `Route`: a type-erased endpoint, the unit the middleware chain is built from.
+
+use std::{
+    convert::Infallible,
+    fmt,
+    future::Future,
+    marker::PhantomData,
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use bytes::Bytes;
+use http::StatusCode;
+use tern_core::{body::Body, response::IntoResponse, BoxError, Problem, Request, Response};
+use tower::ServiceExt;
+use tower_service::Service;
+
+use crate::handler::{BoxFuture, Handler};
+
+/// A type-erased endpoint: a handler, or a handler wrapped in middleware.
+///
+/// Cloning a `Route` is one reference-count increment; calling it runs the
+/// composed chain. Chains are composed once, when the app is built.
+#[derive(Clone)]
+pub struct Route(Arc<dyn Endpoint>);
+
+pub(crate) trait Endpoint: Send + Sync + 'static {
+    fn call(&self, req: Request) -> BoxFuture;
+}
+
+impl fmt::Debug for Route {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Route")
+    }
+}
+
+impl Route {
+    pub(crate) fn from_endpoint(endpoint: impl Endpoint) -> Self {
+        Route(Arc::new(endpoint))
+    }
+
+    pub(crate) fn from_handler<H, T, S>(handler: H, state: S) -> Self
+    where
+        H: Handler<T, S>,
+        T: 'static,
+        S: Clone + Send + Sync + 'static,
+    {
+        Route::from_endpoint(HandlerEndpoint {
+            handler,
+            state,
+            _marker: PhantomData,
+        })
+    }
+
+    /// Wraps any tower service that answers with a response.
+    ///
+    /// Errors become a 500 problem (a 503 for a `tower::timeout` elapsed).
+    pub fn from_service<T, B>(service: T) -> Self
+    where
+        T: Service<Request, Response = http::Response<B>> + Clone + Send + Sync + 'static,
+        T::Error: Into<BoxError>,
+        T::Future: Send + 'static,
+        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<BoxError>,
+    {
+        Route::from_endpoint(ServiceEndpoint(service))
+    }
+
+    /// Calls the endpoint.
+    #[inline]
+    pub(crate) fn call(&self, req: Request) -> BoxFuture {
+        self.0.call(req)
+    }
+
+    /// Wraps this route in a tower layer.
+    pub(crate) fn layer<L>(self, layer: &L) -> Route
+    where
+        L: LayerBounds,
+    {
+        Route::from_service(layer.layer(self))
+    }
+}
+
+/// What a tower `Layer` must satisfy to wrap Tern routes; implemented for
+/// every suitable layer (you never implement it).
+pub trait LayerBounds:
+    tower_layer::Layer<Route, Service = Self::Out> + Clone + Send + Sync + 'static
+{
+    /// The wrapped service.
+    type Out: Service<
+            Request,
+            Response = http::Response<Self::Body>,
+            Error = Self::Err,
+            Future = Self::Fut,
+        > + Clone
+        + Send
+        + Sync
+        + 'static;
+    /// The wrapped service's response body.
+    type Body: http_body::Body<Data = Bytes, Error = Self::BodyErr> + Send + 'static;
+    /// The body's error.
+    type BodyErr: Into<BoxError>;
+    /// The service's error.
+    type Err: Into<BoxError>;
+    /// The service's future.
+    type Fut: Future<Output = Result<http::Response<Self::Body>, Self::Err>> + Send + 'static;
+}
+
+impl<L, Svc, B> LayerBounds for L
+where
+    L: tower_layer::Layer<Route, Service = Svc> + Clone + Send + Sync + 'static,
+    Svc: Service<Request, Response = http::Response<B>> + Clone + Send + Sync + 'static,
+    Svc::Error: Into<BoxError>,
+    Svc::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    type Out = Svc;
+    type Body = B;
+    type BodyErr = B::Error;
+    type Err = Svc::Error;
+    type Fut = Svc::Future;
+}
+
+struct HandlerEndpoint<H, T, S> {
+    handler: H,
+    state: S,
+    _marker: PhantomData<fn() -> T>,
+}
+
+impl<H, T, S> Endpoint for HandlerEndpoint<H, T, S>
+where
+    H: Handler<T, S>,
+    T: 'static,
+    S: Clone + Send + Sync + 'static,
+{
+    #[inline]
+    fn call(&self, req: Request) -> BoxFuture {
+        self.handler.clone().call(req, self.state.clone())
+    }
+}
+
+struct ServiceEndpoint<T>(T);
+
+impl<T, B> Endpoint for ServiceEndpoint<T>
+where
+    T: Service<Request, Response = http::Response<B>> + Clone + Send + Sync + 'static,
+    T::Error: Into<BoxError>,
+    T::Future: Send + 'static,
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    fn call(&self, req: Request) -> BoxFuture {
+        let svc = self.0.clone();
+        Box::pin(async move {
+            match svc.oneshot(req).await {
+                Ok(res) => res.map(Body::new),
+                Err(err) => service_error(err.into()),
+            }
+        })
+    }
+}
+
+pub(crate) fn service_error(err: BoxError) -> Response {
+    if err.is::<tower::timeout::error::Elapsed>() {
+        return Problem::new(StatusCode::SERVICE_UNAVAILABLE)
+            .with_detail("the request took longer than the route's time limit")
+            .into_response();
+    }
+    tracing::error!(error = %err, "middleware failed");
+    Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+        .with_detail("the server failed to answer this request")
+        .into_response()
+}
+
+impl<B> Service<Request<B>> for Route
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = RouteFuture;
+
+    #[inline]
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    #[inline]
+    fn call(&mut self, req: Request<B>) -> RouteFuture {
+        RouteFuture(Route::call(self, req.map(Body::new)))
+    }
+}
+
+/// The future of a [`Route`] called as a tower service.
+pub struct RouteFuture(BoxFuture);
+
+impl fmt::Debug for RouteFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RouteFuture")
+    }
+}
+
+impl Future for RouteFuture {
+    type Output = Result<Response, Infallible>;
+
+    #[inline]
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.0.as_mut().poll(cx).map(Ok)
+    }
+}

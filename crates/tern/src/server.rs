@@ -1,0 +1,441 @@
+//! The server: accepts connections and runs an [`AppService`] on them with
+//! hyper (HTTP/1.1 with keep-alive and pipelining, HTTP/2 by prior
+//! knowledge), under the configured limits and timeouts, until a graceful
+//! shutdown.
+
+use std::{
+    convert::Infallible,
+    fmt,
+    future::Future,
+    io,
+    net::SocketAddr,
+    pin::Pin,
+    sync::{
+        atomic::{AtomicU32, AtomicU64, Ordering},
+        Arc,
+    },
+    time::{Duration, Instant},
+};
+
+use hyper::body::Incoming;
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo, TokioTimer},
+    server::conn::auto,
+};
+use tern_core::{body::Body, Response};
+use tokio::{net::TcpListener, sync::watch};
+
+use crate::{
+    app::{App, AppService, BuildError},
+    config::{Config, ConfigError, RuntimeMode},
+};
+
+/// Runs `app` until `SIGINT` or `SIGTERM`, then drains it and returns.
+///
+/// The configuration is the app's own ([`App::config`]) or, if it has
+/// none, [`Config::from_env`]. It is [validated](Config::validate) first:
+/// in production a weak `SECRET_KEY` or a missing `ALLOWED_HOSTS` stops the
+/// start with an error naming the setting. Builds its own tokio runtime(s)
+/// as the configuration says; call it from a plain `fn main`.
+///
+/// ```no_run
+/// fn main() -> Result<(), tern::Error> {
+///     let app = tern::App::new().route("/", tern::routing::get(|| async { "hi" }));
+///     tern::run(app)
+/// }
+/// ```
+pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
+    let config = match app.configured() {
+        Some(config) => config.clone(),
+        None => Config::from_env().map_err(Error::config)?,
+    };
+    config.validate().map_err(Error::config)?;
+    let service = app.build_with(config).map_err(Error::build)?;
+    Server::new(service).run()
+}
+
+/// Serves an [`AppService`] on sockets.
+#[derive(Debug, Clone)]
+pub struct Server {
+    app: AppService,
+}
+
+impl Server {
+    /// A server for `app`, with the app's configuration.
+    pub fn new(app: AppService) -> Self {
+        Server { app }
+    }
+
+    /// Binds `TERN_ADDR`, serves until `SIGINT`/`SIGTERM`, drains, returns.
+    /// Blocks; builds the runtime(s) the configuration asks for.
+    pub fn run(self) -> Result<(), Error> {
+        let config = self.app.config().clone();
+        match config.runtime {
+            RuntimeMode::MultiThread => {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(config.workers)
+                    .enable_all()
+                    .build()
+                    .map_err(Error::io)?;
+                rt.block_on(async move {
+                    let listener =
+                        bind(config.addr, false).map_err(|e| Error::bind(config.addr, e))?;
+                    let listener = TcpListener::from_std(listener).map_err(Error::io)?;
+                    announce(&listener, &config);
+                    self.serve_with_shutdown(listener, shutdown_signal())
+                        .await
+                        .map_err(Error::io)
+                })
+            }
+            RuntimeMode::PerCore => self.run_per_core(&config),
+        }
+    }
+
+    fn run_per_core(self, config: &Config) -> Result<(), Error> {
+        let (tx, rx) = watch::channel(false);
+        let mut listeners = Vec::with_capacity(config.workers);
+        let mut addr = config.addr;
+        for _ in 0..config.workers {
+            let listener = bind(addr, true).map_err(|e| Error::bind(addr, e))?;
+            // Port 0 resolves once; every worker then binds that port.
+            addr = listener.local_addr().map_err(Error::io)?;
+            listeners.push(listener);
+        }
+        let mut threads = Vec::with_capacity(listeners.len());
+        for (i, listener) in listeners.into_iter().enumerate() {
+            let server = self.clone();
+            let mut rx = rx.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("tern-worker-{i}"))
+                .spawn(move || -> io::Result<()> {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()?;
+                    rt.block_on(async move {
+                        let listener = TcpListener::from_std(listener)?;
+                        server
+                            .serve_with_shutdown(listener, async move {
+                                let _ = rx.wait_for(|stop| *stop).await;
+                            })
+                            .await
+                    })
+                })
+                .map_err(Error::io)?;
+            threads.push(thread);
+        }
+        tracing::info!(%addr, workers = config.workers, runtime = "per-core", env = ?config.env, "tern listening");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(Error::io)?;
+        rt.block_on(shutdown_signal());
+        let _ = tx.send(true);
+        for thread in threads {
+            match thread.join() {
+                Ok(result) => result.map_err(Error::io)?,
+                Err(_) => return Err(Error::io(io::Error::other("a worker thread panicked"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// Serves connections from `listener` on the current tokio runtime
+    /// until `signal` completes; then stops accepting, lets in-flight
+    /// requests finish (up to `TERN_SHUTDOWN_TIMEOUT`), closes idle
+    /// connections and returns.
+    pub async fn serve_with_shutdown<F>(self, listener: TcpListener, signal: F) -> io::Result<()>
+    where
+        F: Future<Output = ()> + Send,
+    {
+        let config = self.app.config().clone();
+        let builder = Arc::new(connection_builder(&config));
+        let limit = Arc::new(tokio::sync::Semaphore::new(config.limits.max_connections));
+        let (stop_tx, stop_rx) = watch::channel(false);
+        tokio::pin!(signal);
+        loop {
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        // Out of file descriptors (or similar): back off
+                        // instead of spinning; the listener stays usable.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut signal => break,
+            };
+            let Ok(permit) = Arc::clone(&limit).try_acquire_owned() else {
+                tracing::warn!(%peer, max = config.limits.max_connections, "connection refused: TERN_MAX_CONNECTIONS reached");
+                drop(stream);
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let activity = Arc::new(Activity::new());
+            let service = ConnService {
+                app: self.app.clone(),
+                peer,
+                activity: Arc::clone(&activity),
+                max_body: config.limits.max_body_bytes,
+            };
+            let builder = Arc::clone(&builder);
+            let mut stop = stop_rx.clone();
+            let keep_alive = config.timeouts.keep_alive;
+            tokio::spawn(async move {
+                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                tokio::pin!(conn);
+                let mut closing = false;
+                let mut deadline = tokio::time::Instant::now() + keep_alive;
+                loop {
+                    tokio::select! {
+                        _ = conn.as_mut() => break,
+                        _ = stop.wait_for(|s| *s), if !closing => {
+                            conn.as_mut().graceful_shutdown();
+                            closing = true;
+                        }
+                        () = tokio::time::sleep_until(deadline), if !closing => {
+                            match activity.idle_until(keep_alive) {
+                                Some(next) => deadline = next.into(),
+                                None => {
+                                    conn.as_mut().graceful_shutdown();
+                                    closing = true;
+                                }
+                            }
+                        }
+                    }
+                }
+                drop(permit);
+            });
+        }
+        drop(listener);
+        let _ = stop_tx.send(true);
+        let all = u32::try_from(config.limits.max_connections).unwrap_or(u32::MAX);
+        match tokio::time::timeout(config.timeouts.shutdown, limit.acquire_many(all)).await {
+            Ok(_) => tracing::info!("tern stopped: every connection drained"),
+            Err(_) => tracing::warn!(
+                open = config.limits.max_connections - limit.available_permits(),
+                "tern stopped: shutdown timeout reached with connections still open"
+            ),
+        }
+        Ok(())
+    }
+}
+
+fn connection_builder(config: &Config) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.timeouts.header_read)
+        .keep_alive(true)
+        .max_buf_size(config.limits.max_head_bytes)
+        .max_headers(config.limits.max_headers)
+        .pipeline_flush(true);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(config.limits.max_h2_streams)
+        .max_header_list_size(u32::try_from(config.limits.max_head_bytes).unwrap_or(u32::MAX))
+        .max_pending_accept_reset_streams(Some(64))
+        .max_local_error_reset_streams(Some(256));
+    builder
+}
+
+fn announce(listener: &TcpListener, config: &Config) {
+    let addr = listener.local_addr().map_or(config.addr, |a| a);
+    tracing::info!(%addr, workers = config.workers, runtime = "multi-thread", env = ?config.env, "tern listening");
+}
+
+/// Binds a listening socket; with `reuse_port`, several sockets share the
+/// port and the kernel spreads connections between them.
+fn bind(addr: SocketAddr, reuse_port: bool) -> io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    #[cfg(unix)]
+    if reuse_port {
+        socket.set_reuse_port(true)?;
+    }
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(4096)?;
+    Ok(socket.into())
+}
+
+/// Completes on `SIGINT` (Ctrl-C) or `SIGTERM`.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutdown signal received: draining");
+}
+
+/// When a connection last did something, and whether a request is running.
+struct Activity {
+    start: Instant,
+    last_ms: AtomicU64,
+    in_flight: AtomicU32,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Activity {
+            start: Instant::now(),
+            last_ms: AtomicU64::new(0),
+            in_flight: AtomicU32::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// `None` when the connection has been idle for `keep_alive`; else when
+    /// to look again.
+    fn idle_until(&self, keep_alive: Duration) -> Option<Instant> {
+        if self.in_flight.load(Ordering::Relaxed) > 0 {
+            return Some(Instant::now() + keep_alive);
+        }
+        let last = self.start + Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
+        let until = last + keep_alive;
+        (until > Instant::now()).then_some(until)
+    }
+}
+
+/// The per-connection service: a handle on the shared app and the peer's
+/// address; nothing of the app is copied per connection.
+#[derive(Clone)]
+struct ConnService {
+    app: AppService,
+    peer: SocketAddr,
+    activity: Arc<Activity>,
+    max_body: u64,
+}
+
+impl hyper::service::Service<http::Request<Incoming>> for ConnService {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn call(&self, req: http::Request<Incoming>) -> Self::Future {
+        let activity = Arc::clone(&self.activity);
+        activity.in_flight.fetch_add(1, Ordering::Relaxed);
+        let max_body = self.max_body;
+        let fut = self.app.call(
+            req.map(|b| Body::from_incoming(b, max_body)),
+            Some(self.peer),
+        );
+        Box::pin(async move {
+            let res = fut.await;
+            activity.touch();
+            activity.in_flight.fetch_sub(1, Ordering::Relaxed);
+            Ok(res)
+        })
+    }
+}
+
+/// The server could not start or failed: a configuration, route, bind or
+/// I/O error. The message names the setting or route at fault.
+pub struct Error {
+    kind: ErrorKind,
+}
+
+enum ErrorKind {
+    Config(ConfigError),
+    Build(BuildError),
+    Bind(SocketAddr, io::Error),
+    Io(io::Error),
+}
+
+impl Error {
+    fn config(e: ConfigError) -> Self {
+        Error {
+            kind: ErrorKind::Config(e),
+        }
+    }
+
+    fn build(e: BuildError) -> Self {
+        Error {
+            kind: ErrorKind::Build(e),
+        }
+    }
+
+    fn bind(addr: SocketAddr, e: io::Error) -> Self {
+        Error {
+            kind: ErrorKind::Bind(addr, e),
+        }
+    }
+
+    fn io(e: io::Error) -> Self {
+        Error {
+            kind: ErrorKind::Io(e),
+        }
+    }
+
+    /// A setting is missing or wrong.
+    pub fn is_config(&self) -> bool {
+        matches!(self.kind, ErrorKind::Config(_))
+    }
+
+    /// The routes do not build (a conflict, an invalid pattern).
+    pub fn is_build(&self) -> bool {
+        matches!(self.kind, ErrorKind::Build(_))
+    }
+
+    /// The address could not be bound.
+    pub fn is_bind(&self) -> bool {
+        matches!(self.kind, ErrorKind::Bind(..))
+    }
+
+    /// The name of the wrong setting, for a configuration error.
+    pub fn setting(&self) -> Option<&str> {
+        match &self.kind {
+            ErrorKind::Config(e) => Some(e.setting()),
+            ErrorKind::Bind(..) => Some("TERN_ADDR"),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ErrorKind::Config(e) => write!(f, "tern cannot start: {e}"),
+            ErrorKind::Build(e) => write!(f, "tern cannot start: the routes do not build: {e}"),
+            ErrorKind::Bind(addr, e) => write!(
+                f,
+                "tern cannot start: TERN_ADDR: cannot listen on {addr}: {e}"
+            ),
+            ErrorKind::Io(e) => write!(f, "tern failed: {e}"),
+        }
+    }
+}
+
+// `fn main() -> Result<(), tern::Error>` prints the Debug form: keep it
+// the readable message.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,98 @@
+//! The Tern showcase: `cargo run --release` at the workspace root.
+//!
+//! Serves on `TERN_ADDR` (default `127.0.0.1:3000`) with no setup: a home
+//! page, a JSON endpoint, typed parameters, a static `/llms.txt` read from
+//! disk, and `/health`.
+
+use serde::{Deserialize, Serialize};
+use tern::{
+    extract::{Path, Query},
+    response::Html,
+    routing::{get, post},
+    App, IntoResponse, Json, Problem, StatusCode,
+};
+
+async fn home() -> Html<&'static str> {
+    Html(include_str!("home.html"))
+}
+
+#[derive(Serialize)]
+struct Message {
+    message: &'static str,
+}
+
+async fn json() -> Json<Message> {
+    Json(Message {
+        message: "Hello, World!",
+    })
+}
+
+#[derive(Serialize)]
+struct User {
+    id: u64,
+    name: String,
+}
+
+async fn user(Path(id): Path<u64>) -> Result<Json<User>, Problem> {
+    if id == 0 {
+        return Err(
+            Problem::new(StatusCode::NOT_FOUND).with_detail("there is no user 0; ids start at 1")
+        );
+    }
+    Ok(Json(User {
+        id,
+        name: format!("user-{id}"),
+    }))
+}
+
+#[derive(Deserialize, Serialize)]
+struct Search {
+    q: String,
+    #[serde(default)]
+    tag: Vec<String>,
+    page: Option<u32>,
+}
+
+async fn search(Query(search): Query<Search>) -> Json<Search> {
+    Json(search)
+}
+
+async fn echo(Json(value): Json<serde_json::Value>) -> Json<serde_json::Value> {
+    Json(value)
+}
+
+async fn llms_txt() -> impl IntoResponse {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/static/llms.txt");
+    match tokio::fs::read(path).await {
+        Ok(bytes) => Ok((
+            [(
+                tern::http::header::CONTENT_TYPE,
+                "text/plain; charset=utf-8",
+            )],
+            bytes,
+        )),
+        Err(e) => Err(Problem::new(StatusCode::NOT_FOUND)
+            .with_detail(format!("llms.txt is not readable: {e}"))),
+    }
+}
+
+/// The showcase app; also used by the showcase's tests.
+fn app() -> App {
+    App::new()
+        .route("/", get(home))
+        .route("/json", get(json))
+        .route("/llms.txt", get(llms_txt))
+        .route("/users/{id:u64}", get(user))
+        .route("/search", get(search))
+        .route("/echo", post(echo))
+}
+
+fn main() -> Result<(), tern::Error> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    tern::run(app())
+}
