@@ -1,0 +1,262 @@
+//! The engine over real sockets: keep-alive, pipelining, HTTP/2 by prior
+//! knowledge (hyper's client and curl), exact `Content-Length`, streaming,
+//! `HEAD`, graceful shutdown with requests in flight.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod common;
+
+use std::{
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
+
+use bytes::Bytes;
+use common::{read_until_quiet, request, send, statuses};
+use futures_util::stream;
+use http_body_util::Full;
+use tern::{
+    extract::Path,
+    response::Stream,
+    routing::{get, post},
+    App,
+};
+use tokio::{io::AsyncWriteExt, net::TcpStream};
+
+fn app() -> App {
+    App::new()
+        .route("/", get(|| async { "Hello, World!" }))
+        .route(
+            "/echo/{word}",
+            get(|Path(w): Path<String>| async move { w }),
+        )
+        .route(
+            "/upload",
+            post(|body: Bytes| async move { body.len().to_string() }),
+        )
+        .route(
+            "/stream",
+            get(|| async {
+                Stream::new(stream::iter(
+                    ["one ", "two ", "three"].map(Ok::<_, std::io::Error>),
+                ))
+                .content_type("text/plain")
+            }),
+        )
+        .route(
+            "/slow/{ms}",
+            get(|Path(ms): Path<u64>| async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                format!("slept {ms}")
+            }),
+        )
+}
+
+#[tokio::test]
+async fn keep_alive_reuses_one_connection() {
+    let server = common::spawn(app()).await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    for word in ["first", "second", "third"] {
+        let req = format!("GET /echo/{word} HTTP/1.1\r\nHost: t\r\n\r\n");
+        stream.write_all(req.as_bytes()).await.unwrap();
+        let (bytes, closed) = read_until_quiet(&mut stream, Duration::from_millis(300)).await;
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(!closed, "the server closed a keep-alive connection");
+        assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+        assert!(text.ends_with(word), "{text}");
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn pipelined_requests_are_answered_in_order() {
+    let server = common::spawn(app()).await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let mut batch = String::new();
+    let words: Vec<String> = (0..16).map(|i| format!("w{i:02}")).collect();
+    for w in &words {
+        batch.push_str(&format!("GET /echo/{w} HTTP/1.1\r\nHost: t\r\n\r\n"));
+    }
+    // One write with sixteen requests, as TechEmpower's pipeline test does.
+    stream.write_all(batch.as_bytes()).await.unwrap();
+    let (bytes, _) = read_until_quiet(&mut stream, Duration::from_millis(500)).await;
+    let text = String::from_utf8_lossy(&bytes);
+    assert_eq!(statuses(&bytes), vec![200; 16], "{text}");
+    let mut last = 0;
+    for w in &words {
+        let at = text[last..]
+            .find(w.as_str())
+            .unwrap_or_else(|| panic!("{w} missing or out of order: {text}"));
+        last += at + w.len();
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn http2_prior_knowledge_with_hyper_client() {
+    let server = common::spawn(app()).await;
+    let client = common::h2_client();
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let client = client.clone();
+        let url = server.url(&format!("/echo/h2-{i}"));
+        tasks.push(tokio::spawn(async move {
+            send(&client, request("GET", &url).body(Full::default()).unwrap()).await
+        }));
+    }
+    for (i, task) in tasks.into_iter().enumerate() {
+        let res = task.await.unwrap();
+        assert_eq!(res.status, 200);
+        assert_eq!(res.text(), format!("h2-{i}"));
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn http2_prior_knowledge_with_curl() {
+    let server = common::spawn(app()).await;
+    let url = server.url("/");
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("curl")
+            .args([
+                "-s",
+                "--http2-prior-knowledge",
+                "-w",
+                "\n%{http_version} %{http_code}",
+                &url,
+            ])
+            .output()
+    })
+    .await
+    .unwrap();
+    match out {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(text, "Hello, World!\n2 200", "curl said: {text}");
+        }
+        Err(e) => println!("skipped: curl is not installed ({e})"),
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn fixed_bodies_have_content_length_and_streams_are_chunked() {
+    let server = common::spawn(app()).await;
+    let fixed = common::raw(
+        server.addr,
+        b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        Duration::from_secs(2),
+    )
+    .await;
+    let fixed = String::from_utf8_lossy(&fixed).to_ascii_lowercase();
+    assert!(fixed.contains("content-length: 13\r\n"), "{fixed}");
+    assert!(!fixed.contains("transfer-encoding"), "{fixed}");
+    assert!(fixed.contains("\r\ndate: "), "{fixed}");
+
+    let streamed = common::raw(
+        server.addr,
+        b"GET /stream HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        Duration::from_secs(2),
+    )
+    .await;
+    let streamed = String::from_utf8_lossy(&streamed).to_ascii_lowercase();
+    assert!(
+        streamed.contains("transfer-encoding: chunked"),
+        "{streamed}"
+    );
+    let res = common::get(&server, "/stream").await;
+    assert_eq!(res.text(), "one two three");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn head_is_answered_by_get_without_a_body() {
+    let server = common::spawn(app()).await;
+    let bytes = common::raw(
+        server.addr,
+        b"HEAD / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+        Duration::from_secs(2),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("content-length: 13"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\r\n\r\n"),
+        "a HEAD response carried a body: {text}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn request_bodies_are_read() {
+    let server = common::spawn(app()).await;
+    let body = vec![b'x'; 100_000];
+    let res = send(
+        &common::client(),
+        request("POST", &server.url("/upload"))
+            .body(Full::new(Bytes::from(body)))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.text(), "100000");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn graceful_shutdown_lets_in_flight_requests_finish() {
+    let mut server = common::spawn(app()).await;
+    let client = common::client();
+    let done = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let client = client.clone();
+        let url = server.url("/slow/400");
+        let done = Arc::clone(&done);
+        tasks.push(tokio::spawn(async move {
+            let res = send(&client, request("GET", &url).body(Full::default()).unwrap()).await;
+            assert_eq!(res.status, 200);
+            assert_eq!(res.text(), "slept 400");
+            done.fetch_add(1, Ordering::SeqCst);
+        }));
+    }
+    // Let the requests reach their handlers, then ask the server to stop.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let addr = server.addr;
+    server.begin_shutdown();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    assert_eq!(
+        done.load(Ordering::SeqCst),
+        8,
+        "every in-flight request completed"
+    );
+    server.join().await;
+    // Stopped: nothing listens any more.
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "the listener is closed"
+    );
+}
+
+#[tokio::test]
+async fn graceful_shutdown_closes_idle_keep_alive_connections() {
+    let mut server = common::spawn(app()).await;
+    let mut idle = TcpStream::connect(server.addr).await.unwrap();
+    idle.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let (first, closed) = read_until_quiet(&mut idle, Duration::from_millis(300)).await;
+    assert!(!closed && first.starts_with(b"HTTP/1.1 200"));
+    server.begin_shutdown();
+    let (_, closed) = read_until_quiet(&mut idle, Duration::from_secs(3)).await;
+    assert!(closed, "the idle connection was closed at shutdown");
+    server.join().await;
+}

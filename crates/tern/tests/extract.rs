@@ -1,0 +1,448 @@
+//! Every extractor over a real socket: its happy path, and its rejection
+//! (status and problem+json body).
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod common;
+
+use std::sync::{
+    atomic::{AtomicU64, Ordering},
+    Arc,
+};
+
+use bytes::Bytes;
+use common::{request, send, Resp, TestServer};
+use http_body_util::Full;
+use serde::{Deserialize, Serialize};
+use tern::{
+    extract::{ClientIp, Extension, Form, Host, Path, PeerAddr, Query, RequestId, State},
+    middleware::{from_fn, Next},
+    routing::{get, post},
+    App, HeaderMap, Json, Method, Request, Uri,
+};
+
+#[derive(Clone, Default)]
+struct AppState {
+    hits: Arc<AtomicU64>,
+}
+
+#[derive(Deserialize, Serialize)]
+struct Repo {
+    owner: String,
+    id: u32,
+}
+
+#[derive(Deserialize, Serialize, Debug)]
+struct Search {
+    q: String,
+    #[serde(default)]
+    tag: Vec<String>,
+    page: Option<u32>,
+    user: Option<User>,
+}
+
+#[derive(Deserialize, Serialize, Debug)]
+struct User {
+    name: String,
+    age: u8,
+}
+
+#[derive(Clone)]
+struct CurrentUser(&'static str);
+
+fn app() -> App<AppState> {
+    App::with_state(AppState::default())
+        .route(
+            "/one/{id}",
+            get(|Path(id): Path<u64>| async move { id.to_string() }),
+        )
+        .route(
+            "/two/{owner}/{id}",
+            get(|Path((owner, id)): Path<(String, u32)>| async move { format!("{owner}:{id}") }),
+        )
+        .route(
+            "/repo/{owner}/{id}",
+            get(|Path(r): Path<Repo>| async move { Json(r) }),
+        )
+        .route(
+            "/search",
+            get(|Query(s): Query<Search>| async move { Json(s) }),
+        )
+        .route("/json", post(|Json(u): Json<User>| async move { Json(u) }))
+        .route("/form", post(|Form(u): Form<User>| async move { Json(u) }))
+        .route(
+            "/bytes",
+            post(|b: Bytes| async move { format!("{} bytes", b.len()) }),
+        )
+        .route("/string", post(|s: String| async move { s.to_uppercase() }))
+        .route(
+            "/headers",
+            get(|h: HeaderMap| async move {
+                h.get("x-hello")
+                    .map(|v| v.to_str().unwrap().to_owned())
+                    .unwrap_or_default()
+            }),
+        )
+        .route(
+            "/state",
+            get(|State(s): State<AppState>| async move {
+                (s.hits.fetch_add(1, Ordering::SeqCst) + 1).to_string()
+            }),
+        )
+        .route("/host", get(|Host(h): Host| async move { h }))
+        .route(
+            "/ip",
+            get(
+                |ClientIp(ip): ClientIp, PeerAddr(peer): PeerAddr| async move {
+                    format!("{ip} {}", peer.ip())
+                },
+            ),
+        )
+        .route(
+            "/request-id",
+            get(|RequestId(id): RequestId| async move { id }),
+        )
+        .route(
+            "/meta",
+            post(|m: Method, u: Uri, req: Request| async move {
+                format!("{m} {} {}", u.path(), req.headers().len() > 0)
+            }),
+        )
+        .route(
+            "/optional",
+            get(|q: Option<Query<User>>| async move { q.map_or("none".to_owned(), |q| q.0.name) }),
+        )
+        .route(
+            "/ext",
+            get(|Extension(u): Extension<CurrentUser>| async move { u.0 }).layer(from_fn(
+                |mut req: Request, next: Next| async move {
+                    req.extensions_mut().insert(CurrentUser("ada"));
+                    next.run(req).await
+                },
+            )),
+        )
+        .route(
+            "/ext-missing",
+            get(|Extension(u): Extension<CurrentUser>| async move { u.0 }),
+        )
+}
+
+async fn post_with(
+    server: &TestServer,
+    path: &str,
+    content_type: &str,
+    body: &'static [u8],
+) -> Resp {
+    send(
+        &common::client(),
+        request("POST", &server.url(path))
+            .header("content-type", content_type)
+            .body(Full::new(Bytes::from_static(body)))
+            .unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn path() {
+    let server = common::spawn(app()).await;
+    assert_eq!(common::get(&server, "/one/42").await.text(), "42");
+    assert_eq!(common::get(&server, "/two/tern/7").await.text(), "tern:7");
+    assert_eq!(
+        common::get(&server, "/repo/ada%20l/9").await.json()["owner"],
+        "ada l"
+    );
+    let doc = common::get(&server, "/one/forty-two").await.problem(400);
+    assert_eq!(doc["field"], "id");
+    assert!(
+        doc["detail"].as_str().unwrap().contains("`forty-two`"),
+        "{doc}"
+    );
+    let doc = common::get(&server, "/repo/tern/-1").await.problem(400);
+    assert_eq!(doc["field"], "id");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn query() {
+    let server = common::spawn(app()).await;
+    for q in [
+        "q=rust&tag=a&tag=b&page=2",
+        "q=rust&tag[]=a&tag[]=b&page=2",
+        "q=rust&tag%5B%5D=a&tag%5B%5D=b&page=2",
+    ] {
+        let doc = common::get(&server, &format!("/search?{q}")).await.json();
+        assert_eq!(doc["tag"], serde_json::json!(["a", "b"]), "{q}");
+        assert_eq!(doc["page"], 2, "{q}");
+    }
+    let doc = common::get(
+        &server,
+        "/search?q=caf%C3%A9+bar&user[name]=Ada&user[age]=36",
+    )
+    .await
+    .json();
+    assert_eq!(doc["q"], "café bar");
+    assert_eq!(doc["user"]["name"], "Ada");
+    let doc = common::get(&server, "/search?q=x&page=two")
+        .await
+        .problem(400);
+    assert_eq!(doc["field"], "page");
+    let doc = common::get(&server, "/search?q=x&user[name]=a&user[age]=300")
+        .await
+        .problem(400);
+    assert_eq!(doc["field"], "user[age]");
+    let doc = common::get(&server, "/search?page=1").await.problem(400);
+    assert!(
+        doc["detail"]
+            .as_str()
+            .unwrap()
+            .contains("missing field `q`"),
+        "{doc}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn json() {
+    let server = common::spawn(app()).await;
+    let res = post_with(
+        &server,
+        "/json",
+        "application/json",
+        br#"{"name":"Ada","age":36}"#,
+    )
+    .await;
+    assert_eq!(res.json()["name"], "Ada");
+    assert_eq!(res.header("content-type"), Some("application/json"));
+    let res = post_with(
+        &server,
+        "/json",
+        "application/vnd.api+json",
+        br#"{"name":"Ada","age":36}"#,
+    )
+    .await;
+    assert_eq!(res.status, 200);
+    post_with(
+        &server,
+        "/json",
+        "text/plain",
+        br#"{"name":"Ada","age":36}"#,
+    )
+    .await
+    .problem(415);
+    let doc = post_with(&server, "/json", "application/json", br#"{"name":"Ada","#)
+        .await
+        .problem(400);
+    assert!(doc["detail"].as_str().unwrap().contains("line 1"), "{doc}");
+    let doc = post_with(
+        &server,
+        "/json",
+        "application/json",
+        br#"{"name":"Ada","age":"old"}"#,
+    )
+    .await
+    .problem(422);
+    assert!(
+        doc["detail"].as_str().unwrap().contains("invalid type"),
+        "{doc}"
+    );
+    post_with(&server, "/json", "application/json", br#"{"name":"Ada"}"#)
+        .await
+        .problem(422);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn json_body_limit() {
+    let mut config = common::config();
+    config.limits.max_body_bytes = 64;
+    let server = common::spawn_with(app(), config).await;
+    let big: &'static [u8] = Box::leak(
+        format!(r#"{{"name":"{}","age":1}}"#, "a".repeat(200))
+            .into_bytes()
+            .into_boxed_slice(),
+    );
+    post_with(&server, "/json", "application/json", big)
+        .await
+        .problem(413);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn form() {
+    let server = common::spawn(app()).await;
+    let res = post_with(
+        &server,
+        "/form",
+        "application/x-www-form-urlencoded",
+        b"name=Ada+L&age=36",
+    )
+    .await;
+    assert_eq!(res.json()["name"], "Ada L");
+    post_with(&server, "/form", "application/json", b"name=Ada&age=36")
+        .await
+        .problem(415);
+    let doc = post_with(
+        &server,
+        "/form",
+        "application/x-www-form-urlencoded",
+        b"name=Ada&age=old",
+    )
+    .await
+    .problem(400);
+    assert_eq!(doc["field"], "age");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn bytes_and_string() {
+    let server = common::spawn(app()).await;
+    assert_eq!(
+        post_with(
+            &server,
+            "/bytes",
+            "application/octet-stream",
+            b"\x00\x01\x02"
+        )
+        .await
+        .text(),
+        "3 bytes"
+    );
+    assert_eq!(
+        post_with(&server, "/string", "text/plain", b"hello")
+            .await
+            .text(),
+        "HELLO"
+    );
+    post_with(&server, "/string", "text/plain", b"\xff\xfe")
+        .await
+        .problem(400);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn head_extractors() {
+    let server = common::spawn(app()).await;
+    let client = common::client();
+    let res = send(
+        &client,
+        request("GET", &server.url("/headers"))
+            .header("x-hello", "world")
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(res.text(), "world");
+    assert_eq!(common::get(&server, "/state").await.text(), "1");
+    assert_eq!(common::get(&server, "/state").await.text(), "2");
+    assert_eq!(
+        common::get(&server, "/host").await.text(),
+        server.addr.to_string()
+    );
+    assert_eq!(
+        common::get(&server, "/ip").await.text(),
+        "127.0.0.1 127.0.0.1"
+    );
+    let res = post_with(&server, "/meta", "text/plain", b"").await;
+    assert_eq!(res.text(), "POST /meta true");
+    assert_eq!(
+        common::get(&server, "/optional?name=ada&age=3")
+            .await
+            .text(),
+        "ada"
+    );
+    assert_eq!(
+        common::get(&server, "/optional?name=ada&age=x")
+            .await
+            .text(),
+        "none"
+    );
+    assert_eq!(common::get(&server, "/ext").await.text(), "ada");
+    let doc = common::get(&server, "/ext-missing").await.problem(500);
+    assert!(
+        doc["detail"].as_str().unwrap().contains("CurrentUser"),
+        "{doc}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn request_ids() {
+    let server = common::spawn(app()).await;
+    let a = common::get(&server, "/request-id").await;
+    let b = common::get(&server, "/request-id").await;
+    assert_eq!(a.header("x-request-id"), Some(a.text().as_str()));
+    assert_ne!(a.text(), b.text());
+    assert_eq!(a.text().len(), 32);
+    // The peer (loopback) is a trusted proxy by default: its ID is kept.
+    let res = send(
+        &common::client(),
+        request("GET", &server.url("/request-id"))
+            .header("x-request-id", "abc-123")
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(res.text(), "abc-123");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn host_missing_is_a_bad_request() {
+    let server = common::spawn(app()).await;
+    let bytes = common::raw(
+        server.addr,
+        b"GET /host HTTP/1.0\r\n\r\n",
+        std::time::Duration::from_secs(2),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(
+        text.starts_with("HTTP/1.0 400") || text.starts_with("HTTP/1.1 400"),
+        "{text}"
+    );
+    assert!(text.contains("application/problem+json"), "{text}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn client_ip_believes_only_trusted_proxies() {
+    // Trusted: loopback is in TRUSTED_PROXIES, so the header names the client.
+    let mut trusted = common::config();
+    trusted.trusted_proxy_header = Some(http::HeaderName::from_static("x-forwarded-for"));
+    let server = common::spawn_with(app(), trusted.clone()).await;
+    let res = send(
+        &common::client(),
+        request("GET", &server.url("/ip"))
+            .header("x-forwarded-for", "203.0.113.9, 198.51.100.7")
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(res.text(), "198.51.100.7 127.0.0.1");
+    server.shutdown().await;
+
+    // Untrusted peer: the forged header is ignored.
+    let mut untrusted = trusted;
+    untrusted.trusted_proxies = vec!["10.0.0.0/8".parse().unwrap()];
+    let server = common::spawn_with(app(), untrusted).await;
+    let res = send(
+        &common::client(),
+        request("GET", &server.url("/ip"))
+            .header("x-forwarded-for", "203.0.113.9")
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(res.text(), "127.0.0.1 127.0.0.1");
+    // Nor is a request ID from an untrusted peer.
+    let res = send(
+        &common::client(),
+        request("GET", &server.url("/request-id"))
+            .header("x-request-id", "forged")
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    assert_ne!(res.text(), "forged");
+    server.shutdown().await;
+}

@@ -1,0 +1,160 @@
+//! Production safety over real sockets: `ALLOWED_HOSTS` against forged
+//! hosts, security headers, no internals in production errors, panics
+//! cost one 500.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod common;
+
+use common::{request, send};
+use http_body_util::Full;
+use tern::{routing::get, App, Config};
+
+fn app() -> App {
+    App::new().route("/", get(|| async { "home" })).route(
+        "/panic",
+        get(|| async {
+            if true {
+                panic!("secret internals: db password is hunter2");
+            }
+            "unreachable"
+        }),
+    )
+}
+
+fn production() -> Config {
+    let mut c = common::config()
+        .with_secret_key("q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ")
+        .with_allowed_hosts(["example.com", ".example.org"])
+        .production();
+    c.timeouts.shutdown = std::time::Duration::from_secs(5);
+    c
+}
+
+async fn get_host(server: &common::TestServer, path: &str, host: &str) -> common::Resp {
+    send(
+        &common::client(),
+        request("GET", &server.url(path))
+            .header("host", host)
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn allowed_hosts_reject_forged_hosts() {
+    let server = common::spawn_with(app(), production()).await;
+    for host in [
+        "example.com",
+        "EXAMPLE.COM:443",
+        "example.org",
+        "api.example.org",
+    ] {
+        let res = get_host(&server, "/", host).await;
+        assert_eq!(res.status, 200, "{host}: {}", res.text());
+    }
+    for host in [
+        "evil.com",
+        "example.com.evil.com",
+        "notexample.org",
+        "127.0.0.1",
+    ] {
+        let doc = get_host(&server, "/", host).await.problem(400);
+        assert!(
+            doc["detail"].as_str().unwrap().contains("ALLOWED_HOSTS"),
+            "{doc}"
+        );
+    }
+    // HTTP/1.0 without any Host header is refused too.
+    let raw = common::raw(
+        server.addr,
+        b"GET / HTTP/1.0\r\n\r\n",
+        std::time::Duration::from_secs(2),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.contains(" 400 "), "{text}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn production_sends_security_headers() {
+    let server = common::spawn_with(app(), production()).await;
+    let res = get_host(&server, "/", "example.com").await;
+    for (name, value) in [
+        (
+            "strict-transport-security",
+            "max-age=63072000; includeSubDomains",
+        ),
+        ("x-frame-options", "DENY"),
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "strict-origin-when-cross-origin"),
+    ] {
+        assert_eq!(res.header(name), Some(value), "{name}");
+    }
+    assert!(res
+        .header("content-security-policy")
+        .unwrap()
+        .contains("default-src 'self'"));
+    // Errors carry them too.
+    let res = get_host(&server, "/missing", "example.com").await;
+    assert_eq!(res.header("x-frame-options"), Some("DENY"));
+    server.shutdown().await;
+
+    let dev = common::spawn(app()).await;
+    let res = common::get(&dev, "/").await;
+    assert_eq!(
+        res.header("x-frame-options"),
+        None,
+        "development sends none by default"
+    );
+    dev.shutdown().await;
+}
+
+#[tokio::test]
+async fn panics_cost_one_500_and_hide_internals_in_production() {
+    let server = common::spawn_with(app(), production()).await;
+    let doc = get_host(&server, "/panic", "example.com")
+        .await
+        .problem(500);
+    let text = doc.to_string();
+    assert!(
+        !text.contains("hunter2") && !text.contains("panicked"),
+        "{text}"
+    );
+    assert_eq!(get_host(&server, "/", "example.com").await.status, 200);
+    server.shutdown().await;
+
+    // Development, loopback client: the panic message helps the developer.
+    let dev = common::spawn(app()).await;
+    let doc = common::get(&dev, "/panic").await.problem(500);
+    assert!(doc["detail"].as_str().unwrap().contains("hunter2"), "{doc}");
+    for _ in 0..20 {
+        common::get(&dev, "/panic").await.problem(500);
+    }
+    assert_eq!(common::get(&dev, "/").await.text(), "home");
+    dev.shutdown().await;
+}
+
+#[tokio::test]
+async fn health_is_automatic_movable_and_can_be_disabled() {
+    let server = common::spawn(app()).await;
+    let res = common::get(&server, "/health").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.text(), "ok");
+    assert_eq!(res.header("cache-control"), Some("no-store"));
+    server.shutdown().await;
+
+    let mut moved = common::config();
+    moved.health_path = Some("/_up".into());
+    let server = common::spawn_with(app(), moved).await;
+    assert_eq!(common::get(&server, "/_up").await.text(), "ok");
+    common::get(&server, "/health").await.problem(404);
+    server.shutdown().await;
+
+    let mut off = common::config();
+    off.health_path = None;
+    let server = common::spawn_with(app(), off).await;
+    common::get(&server, "/health").await.problem(404);
+    server.shutdown().await;
+}
