@@ -420,6 +420,7 @@ pub(crate) struct Shared {
     renderer: Option<Renderer>,
     security_headers: Vec<(header::HeaderName, HeaderValue)>,
     request_ids: RequestIds,
+    pub(crate) cookie_key: cookie::Key,
 }
 
 impl Shared {
@@ -450,9 +451,12 @@ impl Shared {
         } else {
             Vec::new()
         };
+        let cookie_key =
+            crate::extract::cookie::cookie_key(config.secret_key.as_ref().map(|k| k.as_bytes()));
         Shared {
             config,
             renderer,
+            cookie_key,
             security_headers,
             request_ids: RequestIds::new(),
         }

@@ -40,6 +40,9 @@ pub struct Limits {
     /// Largest request body in bytes; past it, `413` (before the body is
     /// read when `Content-Length` says so). `TERN_MAX_BODY_BYTES`.
     pub max_body_bytes: u64,
+    /// Largest field of a `multipart/form-data` body in bytes; past it,
+    /// `413`. `TERN_MAX_MULTIPART_FIELD_BYTES`.
+    pub max_multipart_field_bytes: u64,
     /// Most connections served at once; more are closed at accept.
     /// `TERN_MAX_CONNECTIONS`.
     pub max_connections: usize,
@@ -54,6 +57,7 @@ impl Default for Limits {
             max_head_bytes: 16 * 1024,
             max_headers: 100,
             max_body_bytes: 2 * 1024 * 1024,
+            max_multipart_field_bytes: 1024 * 1024,
             max_connections: 10_000,
             max_h2_streams: 256,
         }
@@ -420,6 +424,9 @@ impl Config {
         if let Some(v) = get("TERN_MAX_BODY_BYTES") {
             l.max_body_bytes = parse_num("TERN_MAX_BODY_BYTES", v)?;
         }
+        if let Some(v) = get("TERN_MAX_MULTIPART_FIELD_BYTES") {
+            l.max_multipart_field_bytes = parse_num("TERN_MAX_MULTIPART_FIELD_BYTES", v)?;
+        }
         if let Some(v) = get("TERN_MAX_CONNECTIONS") {
             l.max_connections = parse_num("TERN_MAX_CONNECTIONS", v)?;
         }
@@ -568,6 +575,7 @@ const KNOWN: &[&str] = &[
     "TERN_MAX_HEAD_BYTES",
     "TERN_MAX_HEADERS",
     "TERN_MAX_BODY_BYTES",
+    "TERN_MAX_MULTIPART_FIELD_BYTES",
     "TERN_MAX_CONNECTIONS",
     "TERN_MAX_H2_STREAMS",
     "TERN_HEADER_READ_TIMEOUT",

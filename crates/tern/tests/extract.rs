@@ -104,7 +104,7 @@ fn app() -> App<AppState> {
         .route(
             "/meta",
             post(|m: Method, u: Uri, req: Request| async move {
-                format!("{m} {} {}", u.path(), req.headers().len() > 0)
+                format!("{m} {} {}", u.path(), !req.headers().is_empty())
             }),
         )
         .route(
@@ -445,4 +445,214 @@ async fn client_ip_believes_only_trusted_proxies() {
     .await;
     assert_ne!(res.text(), "forged");
     server.shutdown().await;
+}
+
+mod cookies_and_uploads {
+    use super::*;
+    use tern::extract::{
+        cookie::{Cookie, Cookies},
+        Multipart,
+    };
+
+    fn app() -> App {
+        App::new()
+            .route(
+                "/login",
+                post(|mut c: Cookies| async move {
+                    c.add(Cookie::new("theme", "dark"));
+                    c.add_signed(Cookie::new("user", "ada"));
+                    c.add_private(Cookie::new("session", "s3cr3t-token"));
+                    (c, "logged in")
+                }),
+            )
+            .route(
+                "/me",
+                get(|c: Cookies| async move {
+                    format!(
+                        "theme={} user={} session={}",
+                        c.get("theme").map_or("-", |c| c.value()),
+                        c.get_signed("user")
+                            .map_or("-".into(), |c| c.value().to_owned()),
+                        c.get_private("session")
+                            .map_or("-".into(), |c| c.value().to_owned()),
+                    )
+                }),
+            )
+            .route(
+                "/logout",
+                post(|mut c: Cookies| async move {
+                    c.remove("user");
+                    (c, "bye")
+                }),
+            )
+            .route(
+                "/upload",
+                post(|mut form: Multipart| async move {
+                    let mut out = Vec::new();
+                    while let Some(field) = form.next_field().await? {
+                        let name = field.name().unwrap_or_default().to_owned();
+                        let file = field.file_name().map(str::to_owned);
+                        let bytes = field.bytes().await?;
+                        out.push(format!(
+                            "{name}:{}:{}",
+                            file.unwrap_or_default(),
+                            bytes.len()
+                        ));
+                    }
+                    Ok::<_, tern::extract::Rejection>(out.join(","))
+                }),
+            )
+    }
+
+    fn set_cookies(res: &Resp) -> Vec<String> {
+        res.headers
+            .get_all("set-cookie")
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect()
+    }
+
+    async fn me(server: &TestServer, cookie: &str) -> String {
+        send(
+            &common::client(),
+            request("GET", &server.url("/me"))
+                .header("cookie", cookie)
+                .body(Full::default())
+                .unwrap(),
+        )
+        .await
+        .text()
+    }
+
+    #[tokio::test]
+    async fn plain_signed_and_private_cookies() {
+        let config = common::config().with_secret_key("q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ");
+        let server = common::spawn_with(app(), config).await;
+        let res = post_with(&server, "/login", "text/plain", b"").await;
+        let cookies = set_cookies(&res);
+        assert_eq!(cookies.len(), 3, "{cookies:?}");
+        for c in &cookies {
+            assert!(
+                c.contains("HttpOnly") && c.contains("SameSite=Lax") && c.contains("Path=/"),
+                "{c}"
+            );
+            assert!(!c.contains("Secure"), "development: no Secure flag: {c}");
+        }
+        let jar: Vec<&str> = cookies
+            .iter()
+            .map(|c| c.split(';').next().unwrap())
+            .collect();
+        let private = jar.iter().find(|c| c.starts_with("session=")).unwrap();
+        assert!(
+            !private.contains("s3cr3t"),
+            "private cookies are encrypted: {private}"
+        );
+        let signed = jar.iter().find(|c| c.starts_with("user=")).unwrap();
+        assert!(
+            signed.contains("ada"),
+            "signed cookies are readable: {signed}"
+        );
+        assert_eq!(
+            me(&server, &jar.join("; ")).await,
+            "theme=dark user=ada session=s3cr3t-token"
+        );
+
+        // Tampering: change the signed value, and a byte of the private one.
+        let forged_user = signed.replace("ada", "eve");
+        let (name, value) = private.split_once('=').unwrap();
+        let mut bytes = value.as_bytes().to_vec();
+        bytes[5] = if bytes[5] == b'A' { b'B' } else { b'A' };
+        let forged_session = format!("{name}={}", String::from_utf8(bytes).unwrap());
+        let forged = format!("theme=light; {forged_user}; {forged_session}");
+        assert_eq!(me(&server, &forged).await, "theme=light user=- session=-");
+
+        let res = post_with(&server, "/logout", "text/plain", b"").await;
+        let removal = set_cookies(&res).join("");
+        assert!(
+            removal.starts_with("user=;") && removal.contains("Max-Age=0"),
+            "{removal}"
+        );
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn production_cookies_are_secure() {
+        let config = common::config()
+            .with_secret_key("q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ")
+            .with_allowed_hosts(["*"])
+            .production();
+        let server = common::spawn_with(app(), config).await;
+        let res = post_with(&server, "/login", "text/plain", b"").await;
+        for c in set_cookies(&res) {
+            assert!(c.contains("Secure"), "{c}");
+        }
+        server.shutdown().await;
+    }
+
+    fn multipart(parts: &[(&str, Option<&str>, &[u8])]) -> Vec<u8> {
+        let mut body = Vec::new();
+        for (name, file, data) in parts {
+            body.extend_from_slice(b"--XBOUNDARY\r\n");
+            match file {
+                Some(f) => body.extend_from_slice(format!("Content-Disposition: form-data; name=\"{name}\"; filename=\"{f}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes()),
+                None => body.extend_from_slice(format!("Content-Disposition: form-data; name=\"{name}\"\r\n\r\n").as_bytes()),
+            }
+            body.extend_from_slice(data);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(b"--XBOUNDARY--\r\n");
+        body
+    }
+
+    async fn upload(server: &TestServer, body: Vec<u8>, content_type: &str) -> Resp {
+        send(
+            &common::client(),
+            request("POST", &server.url("/upload"))
+                .header("content-type", content_type)
+                .body(Full::new(Bytes::from(body)))
+                .unwrap(),
+        )
+        .await
+    }
+
+    #[tokio::test]
+    async fn multipart_fields_and_limits() {
+        let mut config = common::config();
+        config.limits.max_multipart_field_bytes = 1000;
+        config.limits.max_body_bytes = 5000;
+        let server = common::spawn_with(app(), config).await;
+        let ct = "multipart/form-data; boundary=XBOUNDARY";
+
+        let res = upload(
+            &server,
+            multipart(&[
+                ("title", None, b"hello"),
+                ("file", Some("a.bin"), &[7u8; 900]),
+            ]),
+            ct,
+        )
+        .await;
+        assert_eq!(res.text(), "title::5,file:a.bin:900");
+
+        let doc = upload(
+            &server,
+            multipart(&[("file", Some("big.bin"), &[7u8; 1500])]),
+            ct,
+        )
+        .await
+        .problem(413);
+        assert!(doc["detail"].as_str().unwrap().contains("`file`"), "{doc}");
+
+        let many: Vec<(&str, Option<&str>, &[u8])> =
+            (0..8).map(|_| ("part", None, &[1u8; 900][..])).collect();
+        upload(&server, multipart(&many), ct).await.problem(413);
+
+        upload(&server, multipart(&[("a", None, b"x")]), "text/plain")
+            .await
+            .problem(415);
+        upload(&server, b"--XBOUNDARY\r\nno headers end".to_vec(), ct)
+            .await
+            .problem(400);
+        server.shutdown().await;
+    }
 }

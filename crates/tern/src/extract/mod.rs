@@ -15,24 +15,30 @@
 //! | `Bytes`, `String` | the body | `413`, `400` (not UTF-8) |
 //! | [`State<T>`] | the app state | — |
 //! | [`Extension<T>`] | a value set by middleware | `500` if absent |
+//! | [`Multipart`] | a `multipart/form-data` body, field by field | `415`, `413` naming the field, `400` |
+//! | [`Cookies`] | plain, signed and private cookies | — |
 //! | [`Host`], [`ClientIp`], [`PeerAddr`], [`RequestId`] | connection and headers | `400` if no host |
 //! | `Method`, `Uri`, `HeaderMap`, `Version`, `Request` | the request itself | — |
 //! | `Option<T>` | `T`, or `None` when it is rejected | — |
 
 pub(crate) mod body;
 mod client;
+pub mod cookie;
 pub(crate) mod de;
 mod extension;
 pub(crate) mod form;
 mod host;
+mod multipart;
 mod path;
 mod query;
 mod state;
 
 pub use client::{ClientIp, PeerAddr, RequestId};
+pub use cookie::Cookies;
 pub use extension::Extension;
 pub use form::Form;
 pub use host::Host;
+pub use multipart::{Field, Multipart};
 pub use path::Path;
 pub use query::Query;
 pub use state::{FromRef, State};
