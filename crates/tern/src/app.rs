@@ -558,6 +558,13 @@ impl AppService {
                 Err(res) => return finish(shared, res, None),
             };
             let timeout = shared.config.timeouts.request;
+            let started = shared.config.access_log.then(|| {
+                (
+                    std::time::Instant::now(),
+                    req.method().clone(),
+                    req.uri().path().to_owned(),
+                )
+            });
             let run = AssertUnwindSafe(inner.chain.call(req)).catch_unwind();
             let res = match tokio::time::timeout(timeout, run).await {
                 Ok(Ok(res)) => res,
@@ -569,6 +576,17 @@ impl AppService {
                     ))
                     .into_response(),
             };
+            if let Some((started, method, path)) = started {
+                tracing::info!(
+                    target: "tern::access",
+                    %method,
+                    path,
+                    status = res.status().as_u16(),
+                    micros = started.elapsed().as_micros() as u64,
+                    request_id = request_id.to_str().unwrap_or_default(),
+                    "request"
+                );
+            }
             finish(shared, res, Some(request_id))
         }
     }

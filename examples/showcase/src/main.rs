@@ -96,3 +96,47 @@ fn main() -> Result<(), tern::Error> {
         .init();
     tern::run(app())
 }
+
+#[cfg(test)]
+mod tests {
+    use tern::test::TestClient;
+
+    #[tokio::test]
+    async fn every_showcase_page_answers() {
+        let client = TestClient::new(super::app());
+        let home = client.get("/").send().await;
+        assert_eq!(home.status(), 200);
+        assert!(home.text().contains("<h1>Tern</h1>"));
+        assert_eq!(
+            home.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert_eq!(
+            client.get("/json").send().await.text(),
+            r#"{"message":"Hello, World!"}"#
+        );
+        assert_eq!(
+            client
+                .get("/users/7")
+                .send()
+                .await
+                .json::<serde_json::Value>()["name"],
+            "user-7"
+        );
+        assert_eq!(client.get("/users/0").send().await.status(), 404);
+        let search = client.get("/search?q=tern&tag=a&tag[]=b").send().await;
+        assert_eq!(
+            search.json::<serde_json::Value>()["tag"],
+            serde_json::json!(["a", "b"])
+        );
+        let llms = client.get("/llms.txt").send().await;
+        assert!(llms.text().starts_with("# Tern"));
+        let echo = client
+            .post("/echo")
+            .json(&serde_json::json!({"a": [1, 2]}))
+            .send()
+            .await;
+        assert_eq!(echo.text(), r#"{"a":[1,2]}"#);
+        assert_eq!(client.get("/health").send().await.text(), "ok");
+    }
+}

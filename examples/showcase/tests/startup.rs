@@ -1,0 +1,157 @@
+//! The showcase binary as a user runs it: production refuses weak
+//! settings with the setting's name; a good configuration serves, with
+//! either runtime, and SIGTERM drains and exits 0.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::{
+    io::{Read, Write},
+    net::TcpStream,
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_showcase");
+const STRONG: &str = "q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ";
+
+fn run_expecting_failure(envs: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(BIN);
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("TERN_ADDR", "127.0.0.1:0");
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    assert!(!out.status.success(), "the server started with {envs:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn production_refuses_weak_or_missing_settings() {
+    for (envs, setting) in [
+        (
+            vec![("TERN_ENV", "production"), ("ALLOWED_HOSTS", "example.com")],
+            "SECRET_KEY",
+        ),
+        (
+            vec![
+                ("TERN_ENV", "production"),
+                ("ALLOWED_HOSTS", "example.com"),
+                ("SECRET_KEY", "short"),
+            ],
+            "SECRET_KEY",
+        ),
+        (
+            vec![
+                ("TERN_ENV", "production"),
+                ("ALLOWED_HOSTS", "example.com"),
+                ("SECRET_KEY", "changemechangemechangemechangeme"),
+            ],
+            "SECRET_KEY",
+        ),
+        (
+            vec![("TERN_ENV", "production"), ("SECRET_KEY", STRONG)],
+            "ALLOWED_HOSTS",
+        ),
+        (vec![("TERN_ENV", "staging")], "TERN_ENV"),
+        (vec![("TERN_MAX_BODY_BYTES", "lots")], "TERN_MAX_BODY_BYTES"),
+        (vec![("TERN_ADDR", "nowhere")], "TERN_ADDR"),
+    ] {
+        let stderr = run_expecting_failure(&envs);
+        assert!(
+            stderr.contains(setting),
+            "{envs:?}: expected `{setting}` in: {stderr}"
+        );
+        assert!(!stderr.contains(STRONG), "a secret was printed: {stderr}");
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn get(port: u16, path: &str, host: &str) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    Some(out)
+}
+
+fn serve_and_stop(envs: &[(&str, &str)], host: &str) {
+    let port = free_port();
+    let mut child = Command::new(BIN)
+        .env("TERN_ADDR", format!("127.0.0.1:{port}"))
+        .envs(envs.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let body = loop {
+        if let Some(res) = get(port, "/json", host) {
+            break res;
+        }
+        assert!(Instant::now() < deadline, "the showcase did not answer");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(body.starts_with("HTTP/1.1 200"), "{body}");
+    assert!(body.ends_with(r#"{"message":"Hello, World!"}"#), "{body}");
+    let health = get(port, "/health", host).unwrap();
+    assert!(health.ends_with("ok"), "{health}");
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the showcase did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(exit.success(), "exit {exit:?}: {stderr}");
+    assert!(!stderr.contains(STRONG), "a secret was logged: {stderr}");
+}
+
+#[test]
+fn production_with_good_settings_serves_and_stops_on_sigterm() {
+    serve_and_stop(
+        &[
+            ("TERN_ENV", "production"),
+            ("SECRET_KEY", STRONG),
+            ("ALLOWED_HOSTS", "localhost"),
+            ("TERN_ACCESS_LOG", "true"),
+        ],
+        "localhost",
+    );
+}
+
+#[test]
+fn per_core_runtime_serves_and_stops_on_sigterm() {
+    serve_and_stop(
+        &[("TERN_RUNTIME", "per-core"), ("TERN_WORKERS", "2")],
+        "localhost",
+    );
+}
