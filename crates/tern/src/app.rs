@@ -551,11 +551,14 @@ impl AppService {
     ) -> impl Future<Output = Response> + Send + 'static {
         let inner = Arc::clone(&self.inner);
         let prepared = prepare(&inner.shared, req, peer);
+        let is_head = prepared
+            .as_ref()
+            .is_ok_and(|(req, _)| req.method() == Method::HEAD);
         async move {
             let shared = &inner.shared;
             let (req, request_id) = match prepared {
                 Ok(ok) => ok,
-                Err(res) => return finish(shared, res, None),
+                Err(res) => return finish(shared, res, None, is_head),
             };
             let timeout = shared.config.timeouts.request;
             let started = shared.config.access_log.then(|| {
@@ -587,7 +590,7 @@ impl AppService {
                     "request"
                 );
             }
-            finish(shared, res, Some(request_id))
+            finish(shared, res, Some(request_id), is_head)
         }
     }
 }
@@ -642,7 +645,13 @@ fn prepare(
     Ok((req, request_id))
 }
 
-fn finish(shared: &Shared, mut res: Response, request_id: Option<HeaderValue>) -> Response {
+fn finish(
+    shared: &Shared,
+    mut res: Response,
+    request_id: Option<HeaderValue>,
+    is_head: bool,
+) -> Response {
+    exact_content_length(&mut res, is_head);
     if let Some(render) = &shared.renderer {
         if let Some(problem) = res.extensions().get::<Problem>() {
             let problem = problem.clone();
@@ -665,6 +674,27 @@ fn finish(shared: &Shared, mut res: Response, request_id: Option<HeaderValue>) -
         }
     }
     res
+}
+
+/// A `Content-Length` header that disagrees with a body of known length
+/// would make the response unreadable (and trips hyper's assertions): the
+/// body wins. An empty `HEAD` response may advertise the `GET` length.
+fn exact_content_length(res: &mut Response, is_head: bool) {
+    use http_body::Body as _;
+    let Some(len) = res.body().size_hint().exact() else {
+        return;
+    };
+    let Some(declared) = res.headers().get(header::CONTENT_LENGTH) else {
+        return;
+    };
+    if (is_head && len == 0)
+        || declared.to_str().ok().and_then(|d| d.parse::<u64>().ok()) == Some(len)
+    {
+        return;
+    }
+    tracing::warn!(declared = ?declared, actual = len, "a response declared a wrong Content-Length; sending the body's length");
+    res.headers_mut()
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
 }
 
 fn panic_response(

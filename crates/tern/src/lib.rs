@@ -69,5 +69,8 @@ pub use tern_core::{body, Problem, Request, Response};
 
 #[doc(no_inline)]
 pub use bytes::Bytes;
+/// Typed headers for [`TypedHeader`](extract::TypedHeader), re-exported
+/// from the `headers` crate.
+pub use headers;
 #[doc(no_inline)]
 pub use http::{self, HeaderMap, Method, StatusCode, Uri};

@@ -656,3 +656,76 @@ mod cookies_and_uploads {
         server.shutdown().await;
     }
 }
+
+mod typed_headers {
+    use super::*;
+    use tern::{
+        extract::TypedHeader,
+        headers::{authorization::Bearer, Authorization, CacheControl, ContentLength, UserAgent},
+    };
+
+    #[tokio::test]
+    async fn typed_headers_parse_or_name_the_header() {
+        let app = App::new()
+            .route(
+                "/ua",
+                get(|TypedHeader(ua): TypedHeader<UserAgent>| async move { ua.to_string() }),
+            )
+            .route(
+                "/token",
+                get(
+                    |TypedHeader(auth): TypedHeader<Authorization<Bearer>>| async move {
+                        (
+                            TypedHeader(CacheControl::new().with_no_store()),
+                            auth.token().to_owned(),
+                        )
+                    },
+                ),
+            )
+            .route(
+                "/lying",
+                get(|| async { (TypedHeader(ContentLength(5)), "seven b") }),
+            );
+        let server = common::spawn(app).await;
+        let client = common::client();
+        let res = send(
+            &client,
+            request("GET", &server.url("/ua"))
+                .header("user-agent", "tern-test/1")
+                .body(Full::default())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(res.text(), "tern-test/1");
+        let res = send(
+            &client,
+            request("GET", &server.url("/token"))
+                .header("authorization", "Bearer abc.def")
+                .body(Full::default())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(res.text(), "abc.def");
+        assert_eq!(res.header("cache-control"), Some("no-store"));
+        // A wrong Content-Length from a handler is corrected, not sent.
+        let res = common::get(&server, "/lying").await;
+        assert_eq!(res.text(), "seven b");
+        assert_eq!(res.header("content-length"), Some("7"));
+        let doc = common::get(&server, "/token").await.problem(400);
+        assert_eq!(doc["field"], "authorization");
+        let res = send(
+            &client,
+            request("GET", &server.url("/token"))
+                .header("authorization", "Basic Zm9v")
+                .body(Full::default())
+                .unwrap(),
+        )
+        .await;
+        let doc = res.problem(400);
+        assert!(
+            doc["detail"].as_str().unwrap().contains("malformed"),
+            "{doc}"
+        );
+        server.shutdown().await;
+    }
+}

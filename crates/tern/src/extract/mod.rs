@@ -16,6 +16,7 @@
 //! | [`State<T>`] | the app state | — |
 //! | [`Extension<T>`] | a value set by middleware | `500` if absent |
 //! | [`Multipart`] | a `multipart/form-data` body, field by field | `415`, `413` naming the field, `400` |
+//! | [`TypedHeader<T>`] | one header, parsed (`UserAgent`, `Authorization<Bearer>`, ...) | `400` naming the header |
 //! | [`Cookies`] | plain, signed and private cookies | — |
 //! | [`Host`], [`ClientIp`], [`PeerAddr`], [`RequestId`] | connection and headers | `400` if no host |
 //! | `Method`, `Uri`, `HeaderMap`, `Version`, `Request` | the request itself | — |
@@ -32,6 +33,7 @@ mod multipart;
 mod path;
 mod query;
 mod state;
+mod typed_header;
 
 pub use client::{ClientIp, PeerAddr, RequestId};
 pub use cookie::Cookies;
@@ -43,5 +45,6 @@ pub use path::Path;
 pub use query::Query;
 pub use state::{FromRef, State};
 pub use tern_core::extract::{FromRequest, FromRequestParts, Rejection};
+pub use typed_header::TypedHeader;
 
 pub(crate) use host::{host_of, strip_port};
