@@ -549,8 +549,17 @@ impl AppService {
         req: Request,
         peer: Option<SocketAddr>,
     ) -> impl Future<Output = Response> + Send + 'static {
+        self.call_with_drain(req, peer, None)
+    }
+
+    pub(crate) fn call_with_drain(
+        &self,
+        req: Request,
+        peer: Option<SocketAddr>,
+        drain: Option<Arc<crate::drain::DrainState>>,
+    ) -> impl Future<Output = Response> + Send + 'static {
         let inner = Arc::clone(&self.inner);
-        let prepared = prepare(&inner.shared, req, peer);
+        let prepared = prepare(&inner.shared, req, peer, drain);
         let is_head = prepared
             .as_ref()
             .is_ok_and(|(req, _)| req.method() == Method::HEAD);
@@ -595,6 +604,39 @@ impl AppService {
     }
 }
 
+/// RFC 9112 rules hyper leaves to the server: an HTTP/1.1 request has
+/// exactly one `Host` (§3.2), and the only transfer coding served is a
+/// single `chunked` (§6.1: 501 for the others, rather than handing the app
+/// a body still in a coding it did not ask for).
+#[allow(clippy::result_large_err)] // the error path is the rare one
+fn check_framing(req: &Request) -> Result<(), Problem> {
+    let headers = req.headers();
+    if req.version() <= http::Version::HTTP_11 {
+        let mut hosts = headers.get_all(header::HOST).iter();
+        match (hosts.next(), hosts.next()) {
+            (None, _)
+                if req.version() == http::Version::HTTP_11 && req.uri().authority().is_none() =>
+            {
+                return Err(Problem::new(StatusCode::BAD_REQUEST)
+                    .with_detail("an HTTP/1.1 request must carry a `Host` header"));
+            }
+            (Some(_), Some(_)) => {
+                return Err(Problem::new(StatusCode::BAD_REQUEST)
+                    .with_detail("the request carries more than one `Host` header"));
+            }
+            _ => {}
+        }
+    }
+    let mut codings = headers.get_all(header::TRANSFER_ENCODING).iter();
+    if let Some(first) = codings.next() {
+        if codings.next().is_some() || !first.as_bytes().eq_ignore_ascii_case(b"chunked") {
+            return Err(Problem::new(StatusCode::NOT_IMPLEMENTED)
+                .with_detail("only `Transfer-Encoding: chunked` is supported; send the body chunked or with a `Content-Length`"));
+        }
+    }
+    Ok(())
+}
+
 /// Checks done before any middleware: body length, host; then the
 /// request's context.
 #[allow(clippy::result_large_err)] // the error path is the rare one
@@ -602,8 +644,12 @@ fn prepare(
     shared: &Arc<Shared>,
     mut req: Request,
     peer: Option<SocketAddr>,
+    drain: Option<Arc<crate::drain::DrainState>>,
 ) -> Result<(Request, HeaderValue), Response> {
     let config = &shared.config;
+    if let Err(problem) = check_framing(&req) {
+        return Err(problem.into_response());
+    }
     if let Some(len) = req.headers().get(header::CONTENT_LENGTH) {
         let len = len.to_str().ok().and_then(|s| s.parse::<u64>().ok());
         if len.is_some_and(|len| len > config.limits.max_body_bytes) {
@@ -641,6 +687,7 @@ fn prepare(
         peer,
         request_id: request_id.clone(),
         params: PathParams::default(),
+        drain,
     });
     Ok((req, request_id))
 }

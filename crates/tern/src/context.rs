@@ -14,6 +14,7 @@ pub(crate) struct Ctx {
     pub(crate) peer: Option<SocketAddr>,
     pub(crate) request_id: HeaderValue,
     pub(crate) params: PathParams,
+    pub(crate) drain: Option<Arc<crate::drain::DrainState>>,
 }
 
 /// The route parameters of a matched request, decoded, in pattern order.

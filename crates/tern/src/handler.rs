@@ -27,7 +27,7 @@ pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Response> + Send + 'stat
 /// async fn user(Path(id): Path<u64>) -> Json<u64> {
 ///     Json(id)
 /// }
-/// let _ = tern::routing::get(user);
+/// let _: tern::routing::MethodRouter = tern::routing::get(user);
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a Tern handler",

@@ -34,7 +34,7 @@ use crate::extract::{
 /// async fn create(Json(new): Json<NewUser>) -> Json<User> {
 ///     Json(User { id: 1, name: new.name })
 /// }
-/// # let _ = tern::routing::post(create);
+/// # let _: tern::routing::MethodRouter = tern::routing::post(create);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Json<T>(pub T);

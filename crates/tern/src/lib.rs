@@ -1,9 +1,9 @@
 //! Tern: the fastest honest web framework for Rust, with the batteries a
 //! product team needs.
 //!
-//! ```no_run
+//! ```
 //! use serde::Deserialize;
-//! use tern::{App, Json, extract::{Path, Query}, routing::get};
+//! use tern::{App, Json, extract::{Path, Query}, routing::get, test::TestClient};
 //!
 //! #[derive(Deserialize)]
 //! struct Page { page: Option<u32> }
@@ -14,11 +14,31 @@
 //!     Json(serde_json::json!({ "id": id, "page": p.page.unwrap_or(1) }))
 //! }
 //!
-//! fn main() -> Result<(), tern::Error> {
-//!     let app = App::new()
+//! fn app() -> App {
+//!     App::new()
 //!         .route("/", get(hello))
-//!         .route("/users/{id:u64}", get(user));
-//!     tern::run(app) // TERN_ADDR, default 127.0.0.1:3000; stops on Ctrl-C
+//!         .route("/users/{id:u64}", get(user))
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // In-process, the way your tests do it:
+//! let client = TestClient::new(app());
+//! assert_eq!(client.get("/").send().await.text(), "Hello, World!");
+//! let res = client.get("/users/7?page=2").send().await;
+//! assert_eq!(res.text(), r#"{"id":7,"page":2}"#);
+//! let res = client.get("/users/7?page=two").send().await;
+//! assert_eq!(res.status(), 400); // problem+json naming `page`
+//! # }
+//! ```
+//!
+//! To serve it, from a plain `fn main` (the address is `TERN_ADDR`,
+//! default `127.0.0.1:3000`; Ctrl-C or `SIGTERM` drains and stops):
+//!
+//! ```no_run
+//! # fn app() -> tern::App { tern::App::new() }
+//! fn main() -> Result<(), tern::Error> {
+//!     tern::run(app())
 //! }
 //! ```
 //!
@@ -49,6 +69,7 @@
 mod app;
 pub mod config;
 mod context;
+mod drain;
 pub mod extract;
 mod handler;
 mod json;
@@ -61,6 +82,7 @@ pub mod test;
 
 pub use app::{App, AppService, BuildError, Scope};
 pub use config::Config;
+pub use drain::{DrainGuard, Shutdown};
 pub use handler::Handler;
 pub use json::Json;
 pub use response::IntoResponse;

@@ -12,7 +12,7 @@ pub use crate::json::Json;
 /// ```
 /// use tern::response::Html;
 /// async fn home() -> Html<&'static str> { Html("<h1>Tern</h1>") }
-/// # let _ = tern::routing::get(home);
+/// # let _: tern::routing::MethodRouter = tern::routing::get(home);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Html<T>(pub T);
@@ -86,7 +86,7 @@ impl IntoResponse for Redirect {
 /// async fn numbers() -> Stream {
 ///     Stream::new(stream::iter((0..3).map(|i| Ok::<_, std::io::Error>(format!("{i}\n")))))
 /// }
-/// # let _ = tern::routing::get(numbers);
+/// # let _: tern::routing::MethodRouter = tern::routing::get(numbers);
 /// ```
 #[derive(Debug)]
 pub struct Stream {

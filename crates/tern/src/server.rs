@@ -11,9 +11,10 @@ use std::{
     net::SocketAddr,
     pin::Pin,
     sync::{
-        atomic::{AtomicU32, AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering},
         Arc,
     },
+    task::{Context, Poll},
     time::{Duration, Instant},
 };
 
@@ -23,11 +24,16 @@ use hyper_util::{
     server::conn::auto,
 };
 use tern_core::{body::Body, Response};
-use tokio::{net::TcpListener, sync::watch};
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    net::TcpListener,
+    sync::{watch, Notify},
+};
 
 use crate::{
     app::{App, AppService, BuildError},
-    config::{Config, ConfigError, RuntimeMode},
+    config::{Config, ConfigError, RuntimeMode, Timeouts},
+    drain::DrainState,
 };
 
 /// Runs `app` until `SIGINT` or `SIGTERM`, then drains it and returns.
@@ -151,6 +157,7 @@ impl Server {
         let builder = Arc::new(connection_builder(&config));
         let limit = Arc::new(tokio::sync::Semaphore::new(config.limits.max_connections));
         let (stop_tx, stop_rx) = watch::channel(false);
+        let drain = DrainState::new(stop_rx.clone());
         tokio::pin!(signal);
         loop {
             let (stream, peer) = tokio::select! {
@@ -178,29 +185,36 @@ impl Server {
                 peer,
                 activity: Arc::clone(&activity),
                 max_body: config.limits.max_body_bytes,
+                drain: Arc::clone(&drain),
             };
             let builder = Arc::clone(&builder);
             let mut stop = stop_rx.clone();
-            let keep_alive = config.timeouts.keep_alive;
+            let timeouts = config.timeouts.clone();
             tokio::spawn(async move {
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                let io = TokioIo::new(WatchedIo::new(stream, Arc::clone(&activity)));
+                let conn = builder.serve_connection_with_upgrades(io, service);
                 tokio::pin!(conn);
                 let mut closing = false;
-                let mut deadline = tokio::time::Instant::now() + keep_alive;
                 loop {
+                    let deadline = activity.deadline(&timeouts);
                     tokio::select! {
                         _ = conn.as_mut() => break,
                         _ = stop.wait_for(|s| *s), if !closing => {
                             conn.as_mut().graceful_shutdown();
                             closing = true;
                         }
-                        () = tokio::time::sleep_until(deadline), if !closing => {
-                            match activity.idle_until(keep_alive) {
-                                Some(next) => deadline = next.into(),
-                                None => {
+                        () = activity.head_begun.notified(), if !closing => {}
+                        () = tokio::time::sleep_until(deadline.into()), if !closing => {
+                            match activity.verdict(&timeouts) {
+                                Verdict::Wait => {}
+                                Verdict::Idle => {
                                     conn.as_mut().graceful_shutdown();
                                     closing = true;
                                 }
+                                // A head that takes too long (slowloris):
+                                // drop the connection, there is nothing to
+                                // answer yet.
+                                Verdict::SlowHead => break,
                             }
                         }
                     }
@@ -211,11 +225,16 @@ impl Server {
         drop(listener);
         let _ = stop_tx.send(true);
         let all = u32::try_from(config.limits.max_connections).unwrap_or(u32::MAX);
-        match tokio::time::timeout(config.timeouts.shutdown, limit.acquire_many(all)).await {
-            Ok(_) => tracing::info!("tern stopped: every connection drained"),
+        let drained = async {
+            let _ = limit.acquire_many(all).await;
+            drain.guards_released().await;
+        };
+        match tokio::time::timeout(config.timeouts.shutdown, drained).await {
+            Ok(()) => tracing::info!("tern stopped: every connection drained"),
             Err(_) => tracing::warn!(
                 open = config.limits.max_connections - limit.available_permits(),
-                "tern stopped: shutdown timeout reached with connections still open"
+                guards = drain.open_guards(),
+                "tern stopped: shutdown timeout reached with work still open"
             ),
         }
         Ok(())
@@ -227,11 +246,18 @@ fn connection_builder(config: &Config) -> auto::Builder<TokioExecutor> {
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(config.timeouts.header_read)
+        // Tern times request heads itself (`Activity`): hyper's timer also
+        // runs while a keep-alive connection is idle, which would cut every
+        // idle connection at the header timeout instead of the keep-alive one.
+        .header_read_timeout(None)
         .keep_alive(true)
         .max_buf_size(config.limits.max_head_bytes)
-        .max_headers(config.limits.max_headers)
-        .pipeline_flush(true);
+        .max_headers(config.limits.max_headers);
+    // No `pipeline_flush`: with it, hyper skips flushing while its read
+    // buffer holds unread bytes, and closing then discards what is buffered:
+    // the automatic 400/431 for a malformed head and any response before a
+    // close (a 413 with its body unread, a pipelined answer before a bad
+    // request) never reach the client (tests/hostile.rs, tests/limits.rs).
     builder
         .http2()
         .timer(TokioTimer::new())
@@ -288,11 +314,28 @@ pub async fn shutdown_signal() {
     tracing::info!("shutdown signal received: draining");
 }
 
-/// When a connection last did something, and whether a request is running.
+/// What a connection is doing, for its timeouts: written by the I/O
+/// wrapper and the service, read by the connection's watchdog.
 struct Activity {
     start: Instant,
+    /// When the last response head was ready (ms since `start`).
     last_ms: AtomicU64,
+    /// When the first byte of the pending request head arrived (ms since
+    /// `start`), or `NO_HEAD`.
+    head_ms: AtomicU64,
     in_flight: AtomicU32,
+    /// Whether a request has ever been received on this connection.
+    started: AtomicBool,
+    /// Wakes the watchdog when a new head begins after an idle time.
+    head_begun: Notify,
+}
+
+const NO_HEAD: u64 = u64::MAX;
+
+enum Verdict {
+    Wait,
+    Idle,
+    SlowHead,
 }
 
 impl Activity {
@@ -300,24 +343,137 @@ impl Activity {
         Activity {
             start: Instant::now(),
             last_ms: AtomicU64::new(0),
+            head_ms: AtomicU64::new(NO_HEAD),
             in_flight: AtomicU32::new(0),
+            started: AtomicBool::new(false),
+            head_begun: Notify::new(),
         }
     }
 
-    fn touch(&self) {
-        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_ms.store(ms, Ordering::Relaxed);
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(NO_HEAD - 1)
     }
 
-    /// `None` when the connection has been idle for `keep_alive`; else when
-    /// to look again.
-    fn idle_until(&self, keep_alive: Duration) -> Option<Instant> {
+    fn at(&self, ms: u64) -> Instant {
+        self.start + Duration::from_millis(ms)
+    }
+
+    /// Bytes arrived. Between requests, they begin the next request head.
+    #[inline]
+    fn on_read(&self) {
+        if self.in_flight.load(Ordering::Relaxed) == 0
+            && self.head_ms.load(Ordering::Relaxed) == NO_HEAD
+        {
+            self.head_ms.store(self.now_ms(), Ordering::Relaxed);
+            self.head_begun.notify_one();
+        }
+    }
+
+    fn on_request(&self) {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.started.store(true, Ordering::Relaxed);
+        self.head_ms.store(NO_HEAD, Ordering::Relaxed);
+    }
+
+    fn on_response(&self) {
+        self.last_ms.store(self.now_ms(), Ordering::Relaxed);
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// When the watchdog should look next.
+    fn deadline(&self, t: &Timeouts) -> Instant {
         if self.in_flight.load(Ordering::Relaxed) > 0 {
-            return Some(Instant::now() + keep_alive);
+            return Instant::now() + t.keep_alive;
         }
-        let last = self.start + Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
-        let until = last + keep_alive;
-        (until > Instant::now()).then_some(until)
+        let head = self.head_ms.load(Ordering::Relaxed);
+        if head != NO_HEAD {
+            return self.at(head) + t.header_read;
+        }
+        if !self.started.load(Ordering::Relaxed) {
+            // A client that connects and sends nothing, or only part of the
+            // HTTP/2 preface, gets the header timeout from the accept.
+            return self.start + t.header_read.min(t.keep_alive);
+        }
+        self.at(self.last_ms.load(Ordering::Relaxed)) + t.keep_alive
+    }
+
+    fn verdict(&self, t: &Timeouts) -> Verdict {
+        if self.deadline(t) > Instant::now() {
+            return Verdict::Wait;
+        }
+        if self.head_ms.load(Ordering::Relaxed) != NO_HEAD || !self.started.load(Ordering::Relaxed)
+        {
+            Verdict::SlowHead
+        } else {
+            Verdict::Idle
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The connection's socket, telling `Activity` when bytes arrive.
+    struct WatchedIo<T> {
+        #[pin]
+        io: T,
+        activity: Arc<Activity>,
+    }
+}
+
+impl<T> WatchedIo<T> {
+    fn new(io: T, activity: Arc<Activity>) -> Self {
+        WatchedIo { io, activity }
+    }
+}
+
+impl<T: AsyncRead> AsyncRead for WatchedIo<T> {
+    #[inline]
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.project();
+        let before = buf.filled().len();
+        let res = this.io.poll_read(cx, buf);
+        if buf.filled().len() > before {
+            this.activity.on_read();
+        }
+        res
+    }
+}
+
+impl<T: AsyncWrite> AsyncWrite for WatchedIo<T> {
+    #[inline]
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.project().io.poll_write(cx, buf)
+    }
+
+    #[inline]
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.project().io.poll_write_vectored(cx, bufs)
+    }
+
+    #[inline]
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    #[inline]
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().io.poll_flush(cx)
+    }
+
+    #[inline]
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.project().io.poll_shutdown(cx)
     }
 }
 
@@ -329,6 +485,7 @@ struct ConnService {
     peer: SocketAddr,
     activity: Arc<Activity>,
     max_body: u64,
+    drain: Arc<DrainState>,
 }
 
 impl hyper::service::Service<http::Request<Incoming>> for ConnService {
@@ -338,16 +495,16 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
 
     fn call(&self, req: http::Request<Incoming>) -> Self::Future {
         let activity = Arc::clone(&self.activity);
-        activity.in_flight.fetch_add(1, Ordering::Relaxed);
+        activity.on_request();
         let max_body = self.max_body;
-        let fut = self.app.call(
+        let fut = self.app.call_with_drain(
             req.map(|b| Body::from_incoming(b, max_body)),
             Some(self.peer),
+            Some(Arc::clone(&self.drain)),
         );
         Box::pin(async move {
             let res = fut.await;
-            activity.touch();
-            activity.in_flight.fetch_sub(1, Ordering::Relaxed);
+            activity.on_response();
             Ok(res)
         })
     }

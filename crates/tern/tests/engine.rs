@@ -260,3 +260,76 @@ async fn graceful_shutdown_closes_idle_keep_alive_connections() {
     assert!(closed, "the idle connection was closed at shutdown");
     server.join().await;
 }
+
+/// Upgraded connections (WebSockets later) take part in the drain: a
+/// handler holds a `DrainGuard` for the connection's life and says goodbye
+/// when the server signals shutdown; the server waits for it.
+#[tokio::test]
+async fn upgraded_connections_take_part_in_the_drain() {
+    use tern::{IntoResponse, Request, Shutdown, StatusCode};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt as _, BufReader};
+
+    async fn upgrade(shutdown: Shutdown, mut req: Request) -> tern::Response {
+        let guard = shutdown.guard();
+        let on_upgrade = hyper::upgrade::on(&mut req);
+        tokio::spawn(async move {
+            let _guard = guard;
+            let Ok(upgraded) = on_upgrade.await else {
+                return;
+            };
+            let io = hyper_util::rt::TokioIo::new(upgraded);
+            let (read, mut write) = tokio::io::split(io);
+            let mut lines = BufReader::new(read).lines();
+            loop {
+                tokio::select! {
+                    line = lines.next_line() => match line {
+                        Ok(Some(line)) => { let _ = write.write_all(format!("echo {line}\n").as_bytes()).await; }
+                        _ => return,
+                    },
+                    () = shutdown.signaled() => {
+                        // Let the test see the server wait for us.
+                        tokio::time::sleep(Duration::from_millis(300)).await;
+                        let _ = write.write_all(b"bye\n").await;
+                        let _ = write.shutdown().await;
+                        return;
+                    }
+                }
+            }
+        });
+        let mut res = StatusCode::SWITCHING_PROTOCOLS.into_response();
+        res.headers_mut()
+            .insert("connection", http::HeaderValue::from_static("upgrade"));
+        res.headers_mut()
+            .insert("upgrade", http::HeaderValue::from_static("line-echo"));
+        res
+    }
+
+    let mut server = common::spawn(App::new().route("/echo", get(upgrade))).await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(
+            b"GET /echo HTTP/1.1\r\nHost: t\r\nConnection: upgrade\r\nUpgrade: line-echo\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let (head, _) = read_until_quiet(&mut stream, Duration::from_millis(300)).await;
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    stream.write_all(b"hello\n").await.unwrap();
+    let (echo, _) = read_until_quiet(&mut stream, Duration::from_millis(300)).await;
+    assert_eq!(echo, b"echo hello\n");
+
+    let started = std::time::Instant::now();
+    server.begin_shutdown();
+    let (bye, closed) = read_until_quiet(&mut stream, Duration::from_secs(5)).await;
+    assert_eq!(bye, b"bye\n");
+    assert!(closed);
+    server.join().await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "the server waited for the guard"
+    );
+}

@@ -34,7 +34,7 @@ pub use cookie::{Cookie, SameSite};
 ///     cookies.add_signed(Cookie::new("visits", (n + 1).to_string()));
 ///     (cookies, format!("visit number {}", n + 1))
 /// }
-/// # let _ = tern::routing::get(visit);
+/// # let _: tern::routing::MethodRouter = tern::routing::get(visit);
 /// ```
 #[derive(Clone)]
 pub struct Cookies {

@@ -26,7 +26,7 @@ use super::{
 /// async fn login(Form(login): Form<Login>) -> String {
 ///     format!("hello {}", login.user)
 /// }
-/// # let _ = tern::routing::post(login);
+/// # let _: tern::routing::MethodRouter = tern::routing::post(login);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Form<T>(pub T);

@@ -28,7 +28,7 @@ use crate::context::Ctx;
 ///     }
 ///     Ok(out.join("\n"))
 /// }
-/// # let _ = tern::routing::post(upload);
+/// # let _: tern::routing::MethodRouter = tern::routing::post(upload);
 /// ```
 pub struct Multipart {
     inner: multer::Multipart<'static>,

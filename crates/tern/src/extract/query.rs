@@ -24,7 +24,7 @@ use super::{
 /// async fn search(Query(s): Query<Search>) -> String {
 ///     format!("{} {:?} {:?}", s.q, s.tag, s.page)
 /// }
-/// # let _ = tern::routing::get(search);
+/// # let _: tern::routing::MethodRouter = tern::routing::get(search);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Query<T>(pub T);

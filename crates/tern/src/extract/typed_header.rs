@@ -21,7 +21,7 @@ use super::Rejection;
 /// async fn ua(TypedHeader(agent): TypedHeader<UserAgent>) -> String {
 ///     agent.to_string()
 /// }
-/// # let _ = tern::routing::get(ua);
+/// # let _: tern::routing::MethodRouter = tern::routing::get(ua);
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct TypedHeader<T>(pub T);

@@ -76,7 +76,7 @@ impl<S> Pending<S> {
 /// async fn show() -> &'static str { "a user" }
 /// async fn update() -> &'static str { "updated" }
 ///
-/// let users = get(show).put(update);
+/// let users: tern::routing::MethodRouter = get(show).put(update);
 /// # let _ = users;
 /// ```
 pub struct MethodRouter<S = ()> {
