@@ -183,6 +183,19 @@ pub struct Config {
     pub limits: Limits,
     /// Timeouts.
     pub timeouts: Timeouts,
+    /// `TERN_TLS_CERT` and `TERN_TLS_KEY`: serve HTTPS (HTTP/1.1 and HTTP/2
+    /// by ALPN) with this PEM certificate chain and private key. Needs the
+    /// `tls` feature.
+    pub tls: Option<TlsFiles>,
+}
+
+/// The PEM files of a TLS certificate chain and its private key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// The certificate chain, leaf first (`TERN_TLS_CERT`).
+    pub cert: std::path::PathBuf,
+    /// The private key: PKCS#8, PKCS#1 or SEC1 (`TERN_TLS_KEY`).
+    pub key: std::path::PathBuf,
 }
 
 impl Default for Config {
@@ -202,6 +215,7 @@ impl Default for Config {
             access_log: false,
             limits: Limits::default(),
             timeouts: Timeouts::default(),
+            tls: None,
         }
     }
 }
@@ -214,7 +228,7 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    fn new(setting: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(setting: &str, message: impl Into<String>) -> Self {
         ConfigError {
             setting: setting.to_owned(),
             message: message.into(),
@@ -433,6 +447,27 @@ impl Config {
         if let Some(v) = get("TERN_MAX_H2_STREAMS") {
             l.max_h2_streams = parse_num("TERN_MAX_H2_STREAMS", v)?;
         }
+        match (get("TERN_TLS_CERT"), get("TERN_TLS_KEY")) {
+            (Some(cert), Some(key)) => {
+                c.tls = Some(TlsFiles {
+                    cert: cert.into(),
+                    key: key.into(),
+                })
+            }
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(ConfigError::new(
+                    "TERN_TLS_KEY",
+                    "is not set, but TERN_TLS_CERT is: HTTPS needs both",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(ConfigError::new(
+                    "TERN_TLS_CERT",
+                    "is not set, but TERN_TLS_KEY is: HTTPS needs both",
+                ))
+            }
+        }
         let t = &mut c.timeouts;
         for (name, slot) in [
             ("TERN_HEADER_READ_TIMEOUT", &mut t.header_read),
@@ -479,6 +514,18 @@ impl Config {
                     ),
                 ));
             }
+        }
+        if let Some(files) = &self.tls {
+            #[cfg(feature = "tls")]
+            crate::tls::acceptor(files)?;
+            #[cfg(not(feature = "tls"))]
+            return Err(ConfigError::new(
+                "TERN_TLS_CERT",
+                format!(
+                    "is set ({}), but this build of Tern has no TLS: enable the `tls` feature of the `tern` crate",
+                    files.cert.display()
+                ),
+            ));
         }
         if self.limits.max_connections == 0 {
             return Err(ConfigError::new(
@@ -582,6 +629,8 @@ const KNOWN: &[&str] = &[
     "TERN_KEEP_ALIVE_TIMEOUT",
     "TERN_REQUEST_TIMEOUT",
     "TERN_SHUTDOWN_TIMEOUT",
+    "TERN_TLS_CERT",
+    "TERN_TLS_KEY",
 ];
 
 fn read_toml(path: &Path, setting: &str) -> Result<BTreeMap<String, String>, ConfigError> {

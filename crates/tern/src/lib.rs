@@ -79,6 +79,8 @@ pub mod response;
 pub mod routing;
 mod server;
 pub mod test;
+#[cfg(feature = "tls")]
+mod tls;
 
 pub use app::{App, AppService, BuildError, Scope};
 pub use config::Config;

@@ -158,6 +158,11 @@ impl Server {
         let limit = Arc::new(tokio::sync::Semaphore::new(config.limits.max_connections));
         let (stop_tx, stop_rx) = watch::channel(false);
         let drain = DrainState::new(stop_rx.clone());
+        #[cfg(feature = "tls")]
+        let tls = match &config.tls {
+            Some(files) => Some(crate::tls::acceptor(files).map_err(io::Error::other)?),
+            None => None,
+        };
         tokio::pin!(signal);
         loop {
             let (stream, peer) = tokio::select! {
@@ -188,37 +193,26 @@ impl Server {
                 drain: Arc::clone(&drain),
             };
             let builder = Arc::clone(&builder);
-            let mut stop = stop_rx.clone();
+            let stop = stop_rx.clone();
             let timeouts = config.timeouts.clone();
+            #[cfg(feature = "tls")]
+            let tls = tls.clone();
             tokio::spawn(async move {
-                let io = TokioIo::new(WatchedIo::new(stream, Arc::clone(&activity)));
-                let conn = builder.serve_connection_with_upgrades(io, service);
-                tokio::pin!(conn);
-                let mut closing = false;
-                loop {
-                    let deadline = activity.deadline(&timeouts);
-                    tokio::select! {
-                        _ = conn.as_mut() => break,
-                        _ = stop.wait_for(|s| *s), if !closing => {
-                            conn.as_mut().graceful_shutdown();
-                            closing = true;
+                #[cfg(feature = "tls")]
+                if let Some(tls) = tls {
+                    // The handshake is part of the head: same time limit.
+                    match tokio::time::timeout(timeouts.header_read, tls.accept(stream)).await {
+                        Ok(Ok(stream)) => {
+                            serve_connection(stream, &builder, service, activity, stop, &timeouts)
+                                .await;
                         }
-                        () = activity.head_begun.notified(), if !closing => {}
-                        () = tokio::time::sleep_until(deadline.into()), if !closing => {
-                            match activity.verdict(&timeouts) {
-                                Verdict::Wait => {}
-                                Verdict::Idle => {
-                                    conn.as_mut().graceful_shutdown();
-                                    closing = true;
-                                }
-                                // A head that takes too long (slowloris):
-                                // drop the connection, there is nothing to
-                                // answer yet.
-                                Verdict::SlowHead => break,
-                            }
-                        }
+                        Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
+                    drop(permit);
+                    return;
                 }
+                serve_connection(stream, &builder, service, activity, stop, &timeouts).await;
                 drop(permit);
             });
         }
@@ -238,6 +232,47 @@ impl Server {
             ),
         }
         Ok(())
+    }
+}
+
+/// Serves one connection until it closes; its watchdog applies the
+/// head, keep-alive and shutdown rules.
+async fn serve_connection<I>(
+    io: I,
+    builder: &auto::Builder<TokioExecutor>,
+    service: ConnService,
+    activity: Arc<Activity>,
+    mut stop: watch::Receiver<bool>,
+    timeouts: &Timeouts,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let io = TokioIo::new(WatchedIo::new(io, Arc::clone(&activity)));
+    let conn = builder.serve_connection_with_upgrades(io, service);
+    tokio::pin!(conn);
+    let mut closing = false;
+    loop {
+        let deadline = activity.deadline(timeouts);
+        tokio::select! {
+            _ = conn.as_mut() => break,
+            _ = stop.wait_for(|s| *s), if !closing => {
+                conn.as_mut().graceful_shutdown();
+                closing = true;
+            }
+            () = activity.head_begun.notified(), if !closing => {}
+            () = tokio::time::sleep_until(deadline.into()), if !closing => {
+                match activity.verdict(timeouts) {
+                    Verdict::Wait => {}
+                    Verdict::Idle => {
+                        conn.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                    // A head that takes too long (slowloris): drop the
+                    // connection, there is nothing to answer yet.
+                    Verdict::SlowHead => break,
+                }
+            }
+        }
     }
 }
 
