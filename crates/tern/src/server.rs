@@ -195,11 +195,12 @@ impl Server {
             let builder = Arc::clone(&builder);
             let stop = stop_rx.clone();
             let timeouts = config.timeouts.clone();
+            // Plain and TLS connections are separate tasks: a plain one
+            // does not carry the (larger) TLS state in its allocation.
             #[cfg(feature = "tls")]
-            let tls = tls.clone();
-            tokio::spawn(async move {
-                #[cfg(feature = "tls")]
-                if let Some(tls) = tls {
+            if let Some(tls) = &tls {
+                let tls = tls.clone();
+                tokio::spawn(async move {
                     // The handshake is part of the head: same time limit.
                     match tokio::time::timeout(timeouts.header_read, tls.accept(stream)).await {
                         Ok(Ok(stream)) => {
@@ -210,8 +211,10 @@ impl Server {
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
                     drop(permit);
-                    return;
-                }
+                });
+                continue;
+            }
+            tokio::spawn(async move {
                 serve_connection(stream, &builder, service, activity, stop, &timeouts).await;
                 drop(permit);
             });
