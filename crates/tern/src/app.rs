@@ -21,7 +21,7 @@ use tern_core::{body::Body, response::IntoResponse, Problem, Request, Response};
 
 use crate::{
     config::Config,
-    context::{param_names, Ctx, PathParams},
+    context::{param_names, Ctx, PathParams, RequestIdValue},
     handler::{BoxFuture, Handler},
     routing::{
         get,
@@ -496,12 +496,12 @@ impl RequestIds {
         }
     }
 
-    fn next(&self) -> HeaderValue {
+    fn next(&self) -> RequestIdValue {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let mut buf = [0u8; 32];
         hex(self.prefix, &mut buf[..16]);
         hex(n, &mut buf[16..]);
-        HeaderValue::from_bytes(&buf).unwrap_or_else(|_| HeaderValue::from_static("0"))
+        RequestIdValue::Generated(buf)
     }
 }
 
@@ -595,7 +595,7 @@ impl AppService {
                     path,
                     status = res.status().as_u16(),
                     micros = started.elapsed().as_micros() as u64,
-                    request_id = request_id.to_str().unwrap_or_default(),
+                    request_id = std::str::from_utf8(request_id.as_bytes()).unwrap_or_default(),
                     "request"
                 );
             }
@@ -645,7 +645,7 @@ fn prepare(
     mut req: Request,
     peer: Option<SocketAddr>,
     drain: Option<Arc<crate::drain::DrainState>>,
-) -> Result<(Request, HeaderValue), Response> {
+) -> Result<(Request, RequestIdValue), Response> {
     let config = &shared.config;
     if let Err(problem) = check_framing(&req) {
         return Err(problem.into_response());
@@ -680,7 +680,8 @@ fn prepare(
         .headers()
         .get(&config.request_id_header)
         .filter(|v| v.len() <= 128 && !v.is_empty() && shared.is_trusted_proxy(peer))
-        .cloned();
+        .cloned()
+        .map(RequestIdValue::Incoming);
     let request_id = trusted_id.unwrap_or_else(|| shared.request_ids.next());
     req.extensions_mut().insert(Ctx {
         shared: Arc::clone(shared),
@@ -695,7 +696,7 @@ fn prepare(
 fn finish(
     shared: &Shared,
     mut res: Response,
-    request_id: Option<HeaderValue>,
+    request_id: Option<RequestIdValue>,
     is_head: bool,
 ) -> Response {
     exact_content_length(&mut res, is_head);
@@ -713,7 +714,7 @@ fn finish(
     }
     let headers = res.headers_mut();
     if let Some(id) = request_id {
-        headers.insert(shared.config.request_id_header.clone(), id);
+        headers.insert(shared.config.request_id_header.clone(), id.to_header());
     }
     for (name, value) in &shared.security_headers {
         if !headers.contains_key(name) {

@@ -12,7 +12,7 @@ use crate::app::Shared;
 pub(crate) struct Ctx {
     pub(crate) shared: Arc<Shared>,
     pub(crate) peer: Option<SocketAddr>,
-    pub(crate) request_id: HeaderValue,
+    pub(crate) request_id: RequestIdValue,
     pub(crate) params: PathParams,
     pub(crate) drain: Option<Arc<crate::drain::DrainState>>,
 }
@@ -69,4 +69,31 @@ pub(crate) fn param_names(pattern: &str) -> Arc<[Box<str>]> {
         }
     }
     names.into()
+}
+
+/// A request ID: generated ones stay inline (no allocation until the
+/// response header is written), trusted incoming ones share the request's
+/// buffer.
+#[derive(Clone)]
+pub(crate) enum RequestIdValue {
+    Generated([u8; 32]),
+    Incoming(HeaderValue),
+}
+
+impl RequestIdValue {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        match self {
+            RequestIdValue::Generated(buf) => buf,
+            RequestIdValue::Incoming(value) => value.as_bytes(),
+        }
+    }
+
+    pub(crate) fn to_header(&self) -> HeaderValue {
+        match self {
+            RequestIdValue::Generated(buf) => {
+                HeaderValue::from_bytes(buf).unwrap_or_else(|_| HeaderValue::from_static("0"))
+            }
+            RequestIdValue::Incoming(value) => value.clone(),
+        }
+    }
 }
