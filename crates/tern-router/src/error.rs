@@ -103,3 +103,63 @@ impl fmt::Display for MatchError {
 }
 
 impl std::error::Error for MatchError {}
+
+/// Why [`Router::url`](crate::Router::url) could not build a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UrlError {
+    /// No route was inserted with exactly this pattern.
+    UnknownRoute {
+        /// The pattern asked for.
+        pattern: String,
+    },
+    /// A parameter of the pattern was not given.
+    MissingParam {
+        /// The route's pattern.
+        pattern: String,
+        /// The parameter's name.
+        name: String,
+    },
+    /// A parameter was given that the pattern does not have, or twice.
+    UnknownParam {
+        /// The route's pattern.
+        pattern: String,
+        /// The parameter's name.
+        name: String,
+    },
+    /// A value is empty, or its constraint refuses it: the built path
+    /// would not match the route.
+    InvalidValue {
+        /// The route's pattern.
+        pattern: String,
+        /// The parameter's name.
+        name: String,
+        /// The value given.
+        value: String,
+    },
+}
+
+impl fmt::Display for UrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UrlError::UnknownRoute { pattern } => write!(f, "no route `{pattern}`"),
+            UrlError::MissingParam { pattern, name } => {
+                write!(f, "route `{pattern}` needs the parameter `{name}`")
+            }
+            UrlError::UnknownParam { pattern, name } => write!(
+                f,
+                "route `{pattern}` has no parameter `{name}` (or it was given twice)"
+            ),
+            UrlError::InvalidValue {
+                pattern,
+                name,
+                value,
+            } => write!(
+                f,
+                "`{value}` is not a valid `{name}` for route `{pattern}` (empty, or refused by its constraint)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for UrlError {}

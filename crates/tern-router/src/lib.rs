@@ -141,9 +141,11 @@ mod decode;
 mod error;
 mod params;
 mod pattern;
+pub mod reference;
 mod router;
 mod tree;
+mod url;
 
-pub use error::{InsertError, MatchError};
+pub use error::{InsertError, MatchError, UrlError};
 pub use params::Params;
 pub use router::{Match, Router};

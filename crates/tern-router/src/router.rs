@@ -5,10 +5,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::constraint::Constraints;
-use crate::error::{InsertError, MatchError};
+use crate::error::{InsertError, MatchError, UrlError};
 use crate::params::Params;
 use crate::pattern::{self, Segment};
 use crate::tree::{Captures, Decoded, Key, Node, Raw};
+use crate::url::UrlPart;
 
 /// A route table mapping path patterns to values of type `T`.
 ///
@@ -35,6 +36,8 @@ pub struct Router<T> {
 #[derive(Clone)]
 struct Route<T> {
     pattern: Box<str>,
+    /// The parsed pattern with constraints resolved, for URL building.
+    shape: Box<[UrlPart]>,
     /// Parameter names in pattern order, paired with captures by position.
     names: Box<[Box<str>]>,
     value: T,
@@ -118,7 +121,19 @@ impl<T> Router<T> {
         })?;
         let mut keys = Vec::with_capacity(segments.len());
         let mut names = Vec::new();
+        let mut shape = Vec::with_capacity(segments.len());
         for segment in segments {
+            shape.push(match &segment {
+                Segment::Static(text) => UrlPart::Static(text.clone().into()),
+                Segment::Param(name) => UrlPart::Param(name.clone().into(), None),
+                Segment::Constrained { name, constraint } => UrlPart::Param(
+                    name.clone().into(),
+                    self.constraints
+                        .lookup(constraint)
+                        .map(|id| (constraint.clone().into(), id)),
+                ),
+                Segment::Glob(name) => UrlPart::Glob(name.clone().into()),
+            });
             keys.push(match segment {
                 Segment::Static(text) => Key::Static(text),
                 Segment::Param(name) => {
@@ -154,6 +169,7 @@ impl<T> Router<T> {
         self.by_pattern.insert(pattern.into(), index);
         self.routes.push(Route {
             pattern: pattern.into(),
+            shape: shape.into_boxed_slice(),
             names: names.into_boxed_slice(),
             value,
         });
@@ -261,6 +277,36 @@ impl<T> Router<T> {
     pub fn get_mut(&mut self, pattern: &str) -> Option<&mut T> {
         let index = *self.by_pattern.get(pattern)?;
         Some(&mut self.routes[index].value)
+    }
+}
+
+impl<T> Router<T> {
+    /// Builds the path of the route inserted as `pattern` with `params`,
+    /// percent-encoding each value as one segment (a glob value keeps its
+    /// `/`s), and checking every constraint. Every parameter must be given
+    /// exactly once and no other; a value may not be empty.
+    ///
+    /// The result matches the route back: `router.at(&url)` finds
+    /// `pattern` with the same, decoded, parameters (unless a
+    /// higher-priority route also matches that path).
+    ///
+    /// ```
+    /// let mut router = tern_router::Router::new();
+    /// router.insert("/users/{id:u64}/files/{*path}", ())?;
+    /// let url = router.url("/users/{id:u64}/files/{*path}", &[("id", "7"), ("path", "a b/c.txt")])?;
+    /// assert_eq!(url, "/users/7/files/a%20b/c.txt");
+    /// assert!(router.url("/users/{id:u64}/files/{*path}", &[("id", "x"), ("path", "a")]).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn url(&self, pattern: &str, params: &[(&str, &str)]) -> Result<String, UrlError> {
+        let route = self
+            .by_pattern
+            .get(pattern)
+            .map(|&i| &self.routes[i])
+            .ok_or_else(|| UrlError::UnknownRoute {
+                pattern: pattern.to_owned(),
+            })?;
+        crate::url::build(pattern, &route.shape, params, &self.constraints)
     }
 }
 

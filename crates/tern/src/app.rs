@@ -21,13 +21,13 @@ use tern_core::{body::Body, response::IntoResponse, Problem, Request, Response};
 
 use crate::{
     config::Config,
-    context::{param_names, Ctx, PathParams, RequestIdValue},
-    handler::{BoxFuture, Handler},
+    context::{Ctx, PathParams, RequestIdValue},
+    handler::Handler,
     routing::{
-        get,
-        method_router::{layer_fn, MethodRoutes},
-        route::{Endpoint, LayerBounds},
-        MethodRouter, Route,
+        method_router::layer_fn,
+        route::LayerBounds,
+        table::{Dispatch, Entry, Table},
+        MethodRouter, Route, TrailingSlash,
     },
 };
 
@@ -57,12 +57,13 @@ type Constraint = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 /// ```
 pub struct App<S = ()> {
     state: S,
-    routes: Vec<(String, MethodRouter<S>)>,
+    routes: Vec<Entry<S>>,
     fallback: Option<Route>,
     layers: Vec<LayerFn>,
     config: Option<Config>,
     renderer: Option<Renderer>,
     constraints: Vec<(String, Constraint)>,
+    trailing_slash: TrailingSlash,
 }
 
 impl<S> fmt::Debug for App<S> {
@@ -70,7 +71,7 @@ impl<S> fmt::Debug for App<S> {
         f.debug_struct("App")
             .field(
                 "routes",
-                &self.routes.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+                &self.routes.iter().map(|e| &e.path).collect::<Vec<_>>(),
             )
             .finish_non_exhaustive()
     }
@@ -103,6 +104,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             config: None,
             renderer: None,
             constraints: Vec::new(),
+            trailing_slash: TrailingSlash::Strict,
         }
     }
 
@@ -114,7 +116,76 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     /// more segments). Registering the same path twice merges the methods;
     /// the same method twice is a build error.
     pub fn route(mut self, path: &str, methods: MethodRouter<S>) -> Self {
-        self.routes.push((path.to_owned(), methods));
+        self.routes.push(Entry {
+            path: path.to_owned(),
+            methods,
+            name: None,
+            host: None,
+        });
+        self
+    }
+
+    /// Registers a route under a name, for building its URL with
+    /// [`AppService::url_for`] or the [`Urls`](crate::extract::Urls)
+    /// extractor. Names are unique in an app.
+    ///
+    /// ```
+    /// use tern::{App, routing::get};
+    ///
+    /// let app = App::new()
+    ///     .named_route("user", "/users/{id:u64}", get(|| async { "a user" }))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(app.url_for("user", &[("id", "42")]).unwrap(), "/users/42");
+    /// ```
+    pub fn named_route(mut self, name: &str, path: &str, methods: MethodRouter<S>) -> Self {
+        self.routes.push(Entry {
+            path: path.to_owned(),
+            methods,
+            name: Some(name.to_owned()),
+            host: None,
+        });
+        self
+    }
+
+    /// Routes for one host, given as `example.com` or with parameters in
+    /// whole labels, `{tenant}.example.com` (read them with `Path`, host
+    /// parameters first). A request whose host matches is routed only by
+    /// these routes; other hosts use the routes registered without a host.
+    ///
+    /// ```
+    /// use tern::{App, extract::Path, routing::get};
+    ///
+    /// async fn dashboard(Path(tenant): Path<String>) -> String {
+    ///     format!("dashboard of {tenant}")
+    /// }
+    /// let app = App::new()
+    ///     .route("/", get(|| async { "marketing site" }))
+    ///     .host("{tenant}.example.com", |t| t.route("/", get(dashboard)));
+    /// # let _ = app.build().unwrap();
+    /// ```
+    pub fn host<F>(mut self, pattern: &str, build: F) -> Self
+    where
+        F: FnOnce(Scope<S>) -> Scope<S>,
+    {
+        let scope = build(Scope {
+            prefix: String::new(),
+            routes: Vec::new(),
+            layers: Vec::new(),
+        });
+        let host = pattern.to_owned();
+        self.routes.extend(scope.finish().map(|mut entry| {
+            entry.host = Some(host.clone());
+            entry
+        }));
+        self
+    }
+
+    /// What a path that has no route, but would with its trailing slash
+    /// added or removed, gets: a 404 (the default), a `308` redirect, or
+    /// the same answer.
+    pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
+        self.trailing_slash = policy;
         self
     }
 
@@ -214,71 +285,36 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     pub fn build_with(self, config: Config) -> Result<AppService, BuildError> {
         let App {
             state,
-            mut routes,
+            routes,
             fallback,
             layers,
             config: _,
             renderer,
             constraints,
+            trailing_slash,
         } = self;
-        if let Some(path) = &config.health_path {
-            if !routes.iter().any(|(p, _)| p == path) {
-                routes.push((path.clone(), get(health)));
-            }
-        }
-
-        // Merge the method routers of equal paths, in registration order.
-        let mut merged: Vec<(String, MethodRouter<S>)> = Vec::new();
-        for (path, methods) in routes {
-            if !path.starts_with('/') {
-                return Err(BuildError::new(format!(
-                    "route `{path}` must start with `/`"
-                )));
-            }
-            match merged.iter_mut().find(|(p, _)| *p == path) {
-                Some((_, existing)) => {
-                    let both = existing.merge(methods);
-                    if let Some(method) = both.first() {
-                        return Err(BuildError::new(format!(
-                            "`{method} {path}` is registered twice"
-                        )));
-                    }
-                }
-                None => merged.push((path, methods)),
-            }
-        }
-
-        let mut router = tern_router::Router::new();
-        for (name, matcher) in constraints {
-            router.constraint(&name, move |s: &str| matcher(s));
-        }
-        let mut table = Vec::with_capacity(merged.len());
-        for (index, (path, methods)) in merged.into_iter().enumerate() {
-            router
-                .insert(&path, index)
-                .map_err(|e| BuildError::new(e.to_string()))?;
-            table.push((methods.finish(&state), param_names(&path)));
-        }
         let fallback = fallback.unwrap_or_else(|| Route::from_handler(not_found, ()));
-        let dispatch = Route::from_endpoint(Dispatch(Arc::new(Table {
-            router,
-            routes: table,
+        let table = Arc::new(Table::build(
+            routes,
+            &state,
+            &constraints,
             fallback,
-        })));
+            trailing_slash,
+            config.health_path.as_deref(),
+        )?);
+        let dispatch = Route::from_endpoint(Dispatch(Arc::clone(&table)));
         let chain = layers.iter().fold(dispatch, |route, layer| layer(route));
-
-        let shared = Arc::new(Shared::new(config, renderer));
+        let shared = Arc::new(Shared::new(config, renderer, table));
         Ok(AppService {
             inner: Arc::new(AppInner { chain, shared }),
         })
     }
 }
-
 /// Routes under a common prefix with their own middleware; see
 /// [`App::scope`].
 pub struct Scope<S> {
     prefix: String,
-    routes: Vec<(String, MethodRouter<S>)>,
+    routes: Vec<Entry<S>>,
     layers: Vec<LayerFn>,
 }
 
@@ -294,7 +330,24 @@ impl<S: Clone + Send + Sync + 'static> Scope<S> {
     /// Registers the handlers of `prefix + path` (`"/"` is the prefix
     /// itself).
     pub fn route(mut self, path: &str, methods: MethodRouter<S>) -> Self {
-        self.routes.push((join(&self.prefix, path), methods));
+        self.routes.push(Entry {
+            path: join(&self.prefix, path),
+            methods,
+            name: None,
+            host: None,
+        });
+        self
+    }
+
+    /// Registers a named route of `prefix + path`; see
+    /// [`App::named_route`].
+    pub fn named_route(mut self, name: &str, path: &str, methods: MethodRouter<S>) -> Self {
+        self.routes.push(Entry {
+            path: join(&self.prefix, path),
+            methods,
+            name: Some(name.to_owned()),
+            host: None,
+        });
         self
     }
 
@@ -319,11 +372,11 @@ impl<S: Clone + Send + Sync + 'static> Scope<S> {
         self
     }
 
-    fn finish(self) -> impl Iterator<Item = (String, MethodRouter<S>)> {
+    fn finish(self) -> impl Iterator<Item = Entry<S>> {
         let layers = self.layers;
-        self.routes.into_iter().map(move |(path, mut methods)| {
-            methods.push_layers(&layers);
-            (path, methods)
+        self.routes.into_iter().map(move |mut entry| {
+            entry.methods.push_layers(&layers);
+            entry
         })
     }
 }
@@ -353,7 +406,7 @@ pub struct BuildError {
 }
 
 impl BuildError {
-    fn new(message: String) -> Self {
+    pub(crate) fn new(message: String) -> Self {
         BuildError { message }
     }
 }
@@ -366,52 +419,9 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
-async fn health() -> Response {
-    let mut res = "ok".into_response();
-    res.headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    res
-}
-
 async fn not_found(method: Method, uri: http::Uri) -> Problem {
     Problem::new(StatusCode::NOT_FOUND)
         .with_detail(format!("no route matches {method} {}", uri.path()))
-}
-
-struct Table {
-    router: tern_router::Router<usize>,
-    routes: Vec<(MethodRoutes, Arc<[Box<str>]>)>,
-    fallback: Route,
-}
-
-struct Dispatch(Arc<Table>);
-
-impl Endpoint for Dispatch {
-    fn call(&self, mut req: Request) -> BoxFuture {
-        let table = &*self.0;
-        let found = match table.router.at(req.uri().path()) {
-            Ok(m) => {
-                let index = *m.value;
-                let (_, names) = &table.routes[index];
-                Ok((index, PathParams::new(Arc::clone(names), &m.params)))
-            }
-            Err(e) => Err(e),
-        };
-        match found {
-            Ok((index, params)) => {
-                if let Some(ctx) = req.extensions_mut().get_mut::<Ctx>() {
-                    ctx.params = params;
-                }
-                table.routes[index].0.call(req)
-            }
-            Err(tern_router::MatchError::MalformedPath) => Box::pin(std::future::ready(
-                Problem::new(StatusCode::BAD_REQUEST)
-                    .with_detail("the request path has a malformed percent-escape or is not UTF-8 once decoded")
-                    .into_response(),
-            )),
-            Err(_) => table.fallback.call(req),
-        }
-    }
 }
 
 /// What every request of one app shares: configuration and hooks.
@@ -421,10 +431,11 @@ pub(crate) struct Shared {
     security_headers: Vec<(header::HeaderName, HeaderValue)>,
     request_ids: RequestIds,
     pub(crate) cookie_key: cookie::Key,
+    pub(crate) table: Arc<Table>,
 }
 
 impl Shared {
-    fn new(config: Config, renderer: Option<Renderer>) -> Self {
+    fn new(config: Config, renderer: Option<Renderer>, table: Arc<Table>) -> Self {
         let security_headers = if config.security_headers {
             vec![
                 (
@@ -457,6 +468,7 @@ impl Shared {
             config,
             renderer,
             cookie_key,
+            table,
             security_headers,
             request_ids: RequestIds::new(),
         }
@@ -538,6 +550,17 @@ impl AppService {
     /// The configuration the app was built with.
     pub fn config(&self) -> &Config {
         &self.inner.shared.config
+    }
+
+    /// The path of the route registered with
+    /// [`named_route`](App::named_route) as `name`, with `params`
+    /// percent-encoded and checked against the route's constraints.
+    pub fn url_for(
+        &self,
+        name: &str,
+        params: &[(&str, &str)],
+    ) -> Result<String, crate::routing::UrlError> {
+        self.inner.shared.table.url_for(name, params)
     }
 
     /// Answers one request from a client at `peer`.

@@ -17,9 +17,11 @@ pub(crate) struct Ctx {
     pub(crate) drain: Option<Arc<crate::drain::DrainState>>,
 }
 
-/// The route parameters of a matched request, decoded, in pattern order.
+/// The route parameters of a matched request, decoded: the host
+/// pattern's first, then the path's, each in pattern order.
 #[derive(Clone, Default)]
 pub(crate) struct PathParams {
+    host_names: Option<Arc<[Box<str>]>>,
     names: Option<Arc<[Box<str>]>>,
     /// Every value, one after the other; `ends[i]` is where value `i` ends.
     values: String,
@@ -27,26 +29,43 @@ pub(crate) struct PathParams {
 }
 
 impl PathParams {
+    /// Host parameters (no path matched yet).
     pub(crate) fn new(names: Arc<[Box<str>]>, params: &tern_router::Params<'_, '_>) -> Self {
-        let mut values = String::new();
-        let mut ends = Vec::with_capacity(params.len());
+        let mut p = PathParams::default();
+        p.push(params);
+        p.host_names = Some(names);
+        p
+    }
+
+    /// Adds the path's parameters after any host ones.
+    pub(crate) fn then(
+        mut self,
+        names: Arc<[Box<str>]>,
+        params: &tern_router::Params<'_, '_>,
+    ) -> Self {
+        self.push(params);
+        self.names = Some(names);
+        self
+    }
+
+    fn push(&mut self, params: &tern_router::Params<'_, '_>) {
+        self.ends.reserve(params.len());
         for (_, value) in params.iter() {
-            values.push_str(value);
-            ends.push(values.len());
-        }
-        PathParams {
-            names: Some(names),
-            values,
-            ends,
+            self.values.push_str(value);
+            self.ends.push(self.values.len());
         }
     }
 
-    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
-        let names = self.names.as_deref().unwrap_or(&[]);
-        self.ends.iter().enumerate().map(move |(i, &end)| {
-            let start = if i == 0 { 0 } else { self.ends[i - 1] };
-            (names.get(i).map_or("", |n| n), &self.values[start..end])
-        })
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        let host = self.host_names.as_deref().unwrap_or(&[]);
+        let path = self.names.as_deref().unwrap_or(&[]);
+        let names = host.iter().chain(path.iter());
+        names
+            .zip(self.ends.iter().enumerate())
+            .map(move |(name, (i, &end))| {
+                let start = if i == 0 { 0 } else { self.ends[i - 1] };
+                (&**name, &self.values[start..end])
+            })
     }
 
     pub(crate) fn is_matched(&self) -> bool {

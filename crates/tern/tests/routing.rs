@@ -372,3 +372,159 @@ async fn user_constraints() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn named_routes_build_urls() {
+    use tern::extract::Urls;
+    let app = App::new()
+        .named_route(
+            "user",
+            "/users/{id:u64}",
+            get(|Path(id): Path<u64>| async move { format!("user {id}") }),
+        )
+        .scope("/files", |f| {
+            f.named_route(
+                "file",
+                "/{*path}",
+                get(|Path(p): Path<String>| async move { p }),
+            )
+        })
+        .route(
+            "/links",
+            get(|urls: Urls| async move {
+                let user = urls.url_for("user", &[("id", "7")]).unwrap();
+                let file = urls.url_for("file", &[("path", "a b/c.txt")]).unwrap();
+                let bad = urls
+                    .url_for("user", &[("id", "x")])
+                    .unwrap_err()
+                    .to_string();
+                format!("{user} {file} {bad}")
+            }),
+        );
+    let server = common::spawn(app).await;
+    let links = common::get(&server, "/links").await.text();
+    let mut parts = links.splitn(3, ' ');
+    let (user, file, bad) = (
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+        parts.next().unwrap(),
+    );
+    assert_eq!(user, "/users/7");
+    assert_eq!(file, "/files/a%20b/c.txt");
+    assert!(bad.contains("`x`"), "{bad}");
+    // The built URLs route back to their handlers.
+    assert_eq!(common::get(&server, user).await.text(), "user 7");
+    assert_eq!(common::get(&server, file).await.text(), "a b/c.txt");
+    server.shutdown().await;
+
+    let err = App::new()
+        .named_route("x", "/a", get(|| async { "" }))
+        .named_route("x", "/b", get(|| async { "" }))
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`x`") && err.contains("/a") && err.contains("/b"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn trailing_slash_policies() {
+    use tern::routing::TrailingSlash;
+    let make = |policy| {
+        App::new()
+            .route("/docs", get(|| async { "docs" }))
+            .route("/dir/", get(|| async { "dir" }))
+            .trailing_slash(policy)
+    };
+    let client = common::client();
+    let server = common::spawn(make(TrailingSlash::Strict)).await;
+    common::get(&server, "/docs/").await.problem(404);
+    common::get(&server, "/dir").await.problem(404);
+    server.shutdown().await;
+
+    let server = common::spawn(make(TrailingSlash::Redirect)).await;
+    let res = send(
+        &client,
+        request("GET", &server.url("/docs/?v=1"))
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(res.status, StatusCode::PERMANENT_REDIRECT);
+    assert_eq!(res.header("location"), Some("/docs?v=1"));
+    let res = common::get(&server, "/dir").await;
+    assert_eq!(res.header("location"), Some("/dir/"));
+    common::get(&server, "/nothing/").await.problem(404);
+    server.shutdown().await;
+
+    let server = common::spawn(make(TrailingSlash::MatchBoth)).await;
+    assert_eq!(common::get(&server, "/docs/").await.text(), "docs");
+    assert_eq!(common::get(&server, "/dir").await.text(), "dir");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn host_routing_with_subdomain_parameters() {
+    #[derive(serde::Deserialize)]
+    struct TenantPage {
+        tenant: String,
+        page: String,
+    }
+    let app = App::new()
+        .route("/", get(|| async { "marketing" }))
+        .host("api.example.com", |api| {
+            api.route("/", get(|| async { "api root" }))
+        })
+        .host("{tenant}.example.com", |t| {
+            t.route(
+                "/",
+                get(|Path(tenant): Path<String>| async move { format!("home of {tenant}") }),
+            )
+            .route(
+                "/pages/{page}",
+                get(
+                    |Path(p): Path<TenantPage>| async move { format!("{} / {}", p.tenant, p.page) },
+                ),
+            )
+        });
+    let server = common::spawn(app).await;
+    let client = common::client();
+    let at = |host: &'static str, path: &str| {
+        request("GET", &server.url(path))
+            .header("host", host)
+            .body(Full::<Bytes>::default())
+            .unwrap()
+    };
+    assert_eq!(
+        send(&client, at("example.com", "/")).await.text(),
+        "marketing"
+    );
+    assert_eq!(
+        send(&client, at("API.example.com:8443", "/")).await.text(),
+        "api root"
+    );
+    assert_eq!(
+        send(&client, at("acme.example.com", "/")).await.text(),
+        "home of acme"
+    );
+    assert_eq!(
+        send(&client, at("acme.example.com", "/pages/about"))
+            .await
+            .text(),
+        "acme / about"
+    );
+    // A host table routes its host alone.
+    send(&client, at("acme.example.com", "/elsewhere"))
+        .await
+        .problem(404);
+    // Health answers on every host.
+    assert_eq!(
+        send(&client, at("acme.example.com", "/health"))
+            .await
+            .text(),
+        "ok"
+    );
+    server.shutdown().await;
+}

@@ -85,3 +85,54 @@ impl<S: Send + Sync> FromRequestParts<S> for RequestId {
         ))
     }
 }
+
+/// Builds URLs of named routes ([`App::named_route`](crate::App::named_route))
+/// inside a handler.
+///
+/// ```
+/// use tern::{App, extract::Urls, routing::get, response::Redirect};
+///
+/// async fn old(urls: Urls) -> Result<Redirect, tern::Problem> {
+///     let to = urls.url_for("profile", &[("name", "ada")]).map_err(|e| {
+///         tern::Problem::new(tern::StatusCode::INTERNAL_SERVER_ERROR).with_detail(e.to_string())
+///     })?;
+///     Ok(Redirect::permanent(&to))
+/// }
+/// let app = App::new()
+///     .named_route("profile", "/people/{name}", get(|| async { "a profile" }))
+///     .route("/old-profile", get(old));
+/// # let _ = app.build().unwrap();
+/// ```
+#[derive(Clone)]
+pub struct Urls {
+    shared: std::sync::Arc<crate::app::Shared>,
+}
+
+impl std::fmt::Debug for Urls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Urls")
+    }
+}
+
+impl Urls {
+    /// The path of the route named `name` with `params` percent-encoded;
+    /// an error when the name is unknown, a parameter is missing or extra,
+    /// or a value breaks the route's constraint.
+    pub fn url_for(
+        &self,
+        name: &str,
+        params: &[(&str, &str)],
+    ) -> Result<String, crate::routing::UrlError> {
+        self.shared.table.url_for(name, params)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Urls {
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
+        Ok(Urls {
+            shared: std::sync::Arc::clone(&ctx(parts)?.shared),
+        })
+    }
+}

@@ -19,6 +19,7 @@
 //! | [`TypedHeader<T>`] | one header, parsed (`UserAgent`, `Authorization<Bearer>`, ...) | `400` naming the header |
 //! | [`Cookies`] | plain, signed and private cookies | — |
 //! | [`Host`], [`ClientIp`], [`PeerAddr`], [`RequestId`] | connection and headers | `400` if no host |
+//! | [`Urls`] | URLs of named routes | — |
 //! | `Method`, `Uri`, `HeaderMap`, `Version`, `Request` | the request itself | — |
 //! | `Option<T>` | `T`, or `None` when it is rejected | — |
 
@@ -35,7 +36,7 @@ mod query;
 mod state;
 mod typed_header;
 
-pub use client::{ClientIp, PeerAddr, RequestId};
+pub use client::{ClientIp, PeerAddr, RequestId, Urls};
 pub use cookie::Cookies;
 pub use extension::Extension;
 pub use form::Form;

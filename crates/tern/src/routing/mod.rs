@@ -8,8 +8,11 @@
 
 pub(crate) mod method_router;
 pub(crate) mod route;
+pub(crate) mod table;
 
 pub use method_router::{
     any, delete, get, head, on, options, patch, post, put, trace, MethodRouter,
 };
 pub use route::{LayerBounds, Route, RouteFuture};
+pub use table::TrailingSlash;
+pub use tern_router::UrlError;

@@ -1,0 +1,355 @@
+//! The built route table: host tables, path tables, named routes, the
+//! trailing-slash policy, and the dispatch that uses them per request.
+
+use std::{collections::HashMap, sync::Arc};
+
+use http::{header, HeaderValue, StatusCode};
+use tern_core::{response::IntoResponse, Problem, Request};
+
+use super::{
+    method_router::MethodRoutes,
+    route::{Endpoint, Route},
+    MethodRouter,
+};
+use crate::{
+    app::BuildError,
+    context::{param_names, Ctx, PathParams},
+    handler::BoxFuture,
+};
+
+type Constraint = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+type Routes<S> = Vec<(String, MethodRouter<S>)>;
+
+/// What a path that matches no route but would with its trailing slash
+/// added or removed gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrailingSlash {
+    /// `/a` and `/a/` are different paths; the other one is a 404.
+    #[default]
+    Strict,
+    /// `308 Permanent Redirect` to the path that has a route (query kept).
+    Redirect,
+    /// Answer as if the path had been the one with a route.
+    MatchBoth,
+}
+
+/// One registered route, before the table is built.
+pub(crate) struct Entry<S> {
+    pub(crate) path: String,
+    pub(crate) methods: MethodRouter<S>,
+    pub(crate) name: Option<String>,
+    pub(crate) host: Option<String>,
+}
+
+struct PathTable {
+    router: tern_router::Router<usize>,
+    routes: Vec<(MethodRoutes, Arc<[Box<str>]>)>,
+}
+
+struct Hosts {
+    /// Host patterns as paths of reversed labels: `{t}.example.com` is
+    /// `/com/example/{t}`.
+    router: tern_router::Router<usize>,
+    tables: Vec<(PathTable, Arc<[Box<str>]>)>,
+}
+
+/// The routes of an app, built once.
+pub(crate) struct Table {
+    default: PathTable,
+    hosts: Option<Hosts>,
+    fallback: Route,
+    trailing: TrailingSlash,
+    /// Route name → (host table or default, pattern).
+    names: HashMap<String, (Option<usize>, String)>,
+}
+
+fn new_router(constraints: &[(String, Constraint)]) -> tern_router::Router<usize> {
+    let mut router = tern_router::Router::new();
+    for (name, matcher) in constraints {
+        let matcher = Arc::clone(matcher);
+        router.constraint(name, move |s: &str| matcher(s));
+    }
+    router
+}
+
+fn build_paths<S: Clone + Send + Sync + 'static>(
+    entries: Vec<(String, MethodRouter<S>)>,
+    state: &S,
+    constraints: &[(String, Constraint)],
+    host: Option<&str>,
+) -> Result<PathTable, BuildError> {
+    let on = |path: &str| match host {
+        Some(h) => format!("{path} on host {h}"),
+        None => path.to_owned(),
+    };
+    // Merge the method routers of equal paths, in registration order.
+    let mut merged: Vec<(String, MethodRouter<S>)> = Vec::new();
+    for (path, methods) in entries {
+        if !path.starts_with('/') {
+            return Err(BuildError::new(format!(
+                "route `{path}` must start with `/`"
+            )));
+        }
+        match merged.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, existing)) => {
+                if let Some(method) = existing.merge(methods).first() {
+                    return Err(BuildError::new(format!(
+                        "`{method} {}` is registered twice",
+                        on(&path)
+                    )));
+                }
+            }
+            None => merged.push((path, methods)),
+        }
+    }
+    let mut router = new_router(constraints);
+    let mut routes = Vec::with_capacity(merged.len());
+    for (index, (path, methods)) in merged.into_iter().enumerate() {
+        router.insert(&path, index).map_err(|e| match host {
+            Some(h) => BuildError::new(format!("{e} (host {h})")),
+            None => BuildError::new(e.to_string()),
+        })?;
+        routes.push((methods.finish(state), param_names(&path)));
+    }
+    Ok(PathTable { router, routes })
+}
+
+/// `{tenant}.Example.com.` → `/com/example/{tenant}`.
+fn host_pattern_as_path(pattern: &str) -> Result<String, BuildError> {
+    let trimmed = pattern.strip_suffix('.').unwrap_or(pattern);
+    if trimmed.is_empty() || trimmed.contains(['/', ':']) && !trimmed.contains('{') {
+        return Err(BuildError::new(format!(
+            "host pattern `{pattern}` must be a host name such as `example.com` or `{{tenant}}.example.com`, without port"
+        )));
+    }
+    let mut out = String::with_capacity(trimmed.len() + 1);
+    for label in trimmed.rsplit('.') {
+        if label.is_empty() {
+            return Err(BuildError::new(format!(
+                "host pattern `{pattern}` has an empty label"
+            )));
+        }
+        out.push('/');
+        if label.starts_with('{') {
+            out.push_str(label);
+        } else {
+            out.push_str(&label.to_ascii_lowercase());
+        }
+    }
+    Ok(out)
+}
+
+/// The request's host as reversed labels, lowercased and without port.
+fn host_as_path(host: &str) -> String {
+    let name = crate::extract::strip_port(host);
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let mut out = String::with_capacity(name.len() + 1);
+    for label in name.rsplit('.') {
+        out.push('/');
+        out.extend(label.chars().map(|c| c.to_ascii_lowercase()));
+    }
+    out
+}
+
+impl Table {
+    pub(crate) fn build<S: Clone + Send + Sync + 'static>(
+        entries: Vec<Entry<S>>,
+        state: &S,
+        constraints: &[(String, Constraint)],
+        fallback: Route,
+        trailing: TrailingSlash,
+        health: Option<&str>,
+    ) -> Result<Table, BuildError> {
+        let mut default = Vec::new();
+        let mut by_host: Vec<(String, Routes<S>)> = Vec::new();
+        let mut names = HashMap::new();
+        for entry in entries {
+            let host_index = entry.host.as_ref().map(|host| {
+                by_host
+                    .iter()
+                    .position(|(h, _)| h == host)
+                    .unwrap_or_else(|| {
+                        by_host.push((host.clone(), Vec::new()));
+                        by_host.len() - 1
+                    })
+            });
+            if let Some(name) = entry.name {
+                if let Some((_, other)) =
+                    names.insert(name.clone(), (host_index, entry.path.clone()))
+                {
+                    return Err(BuildError::new(format!(
+                        "the route name `{name}` is given to both `{other}` and `{}`",
+                        entry.path
+                    )));
+                }
+            }
+            match host_index {
+                None => default.push((entry.path, entry.methods)),
+                Some(i) => by_host[i].1.push((entry.path, entry.methods)),
+            }
+        }
+        // `/health` answers on every host unless the app has its own.
+        if let Some(path) = health {
+            for routes in std::iter::once(&mut default).chain(by_host.iter_mut().map(|(_, r)| r)) {
+                if !routes.iter().any(|(p, _)| p == path) {
+                    routes.push((path.to_owned(), super::get(health_handler)));
+                }
+            }
+        }
+        let hosts = if by_host.is_empty() {
+            None
+        } else {
+            let mut router = new_router(constraints);
+            let mut tables = Vec::with_capacity(by_host.len());
+            for (index, (host, routes)) in by_host.into_iter().enumerate() {
+                let as_path = host_pattern_as_path(&host)?;
+                router
+                    .insert(&as_path, index)
+                    .map_err(|e| BuildError::new(format!("host pattern `{host}`: {e}")))?;
+                let names = param_names(&as_path);
+                tables.push((build_paths(routes, state, constraints, Some(&host))?, names));
+            }
+            Some(Hosts { router, tables })
+        };
+        Ok(Table {
+            default: build_paths(default, state, constraints, None)?,
+            hosts,
+            fallback,
+            trailing,
+            names,
+        })
+    }
+
+    /// The path of the route named `name`, with `params` encoded.
+    pub(crate) fn url_for(
+        &self,
+        name: &str,
+        params: &[(&str, &str)],
+    ) -> Result<String, tern_router::UrlError> {
+        let (host, pattern) =
+            self.names
+                .get(name)
+                .ok_or_else(|| tern_router::UrlError::UnknownRoute {
+                    pattern: format!("named {name}"),
+                })?;
+        let table = match (host, &self.hosts) {
+            (Some(i), Some(hosts)) => &hosts.tables[*i].0,
+            _ => &self.default,
+        };
+        table.router.url(pattern, params)
+    }
+}
+
+async fn health_handler() -> tern_core::Response {
+    let mut res = "ok".into_response();
+    res.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+/// Routes each request: host, then path, then method.
+pub(crate) struct Dispatch(pub(crate) Arc<Table>);
+
+impl Endpoint for Dispatch {
+    fn call(&self, mut req: Request) -> BoxFuture {
+        let table = &*self.0;
+        let mut host_params = PathParams::default();
+        let mut paths = &table.default;
+        if let Some(hosts) = &table.hosts {
+            if let Some(host) = crate::extract::host_of(&req) {
+                let as_path = host_as_path(host);
+                if let Ok(m) = hosts.router.at(&as_path) {
+                    let (routes, names) = &hosts.tables[*m.value];
+                    host_params = PathParams::new(Arc::clone(names), &m.params);
+                    paths = routes;
+                }
+            }
+        }
+        let found = match paths.router.at(req.uri().path()) {
+            Ok(m) => {
+                let index = *m.value;
+                let names = &paths.routes[index].1;
+                Ok((index, host_params.then(Arc::clone(names), &m.params)))
+            }
+            Err(tern_router::MatchError::NotFound) if table.trailing != TrailingSlash::Strict => {
+                match other_slash(req.uri().path()) {
+                    Some(alt) => match paths.router.at(&alt) {
+                        Ok(m) if table.trailing == TrailingSlash::Redirect => {
+                            let _ = m;
+                            return redirect(&req, &alt);
+                        }
+                        Ok(m) => {
+                            let index = *m.value;
+                            let names = &paths.routes[index].1;
+                            Ok((index, host_params.then(Arc::clone(names), &m.params)))
+                        }
+                        Err(e) => Err(e),
+                    },
+                    None => Err(tern_router::MatchError::NotFound),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        match found {
+            Ok((index, params)) => {
+                if let Some(ctx) = req.extensions_mut().get_mut::<Ctx>() {
+                    ctx.params = params;
+                }
+                paths.routes[index].0.call(req)
+            }
+            Err(tern_router::MatchError::MalformedPath) => Box::pin(std::future::ready(
+                Problem::new(StatusCode::BAD_REQUEST)
+                    .with_detail("the request path has a malformed percent-escape or is not UTF-8 once decoded")
+                    .into_response(),
+            )),
+            Err(_) => table.fallback.call(req),
+        }
+    }
+}
+
+/// `/a/` → `/a`, `/a` → `/a/`; `None` for `/`.
+fn other_slash(path: &str) -> Option<String> {
+    if path == "/" || path.is_empty() {
+        return None;
+    }
+    Some(match path.strip_suffix('/') {
+        Some(trimmed) => trimmed.to_owned(),
+        None => format!("{path}/"),
+    })
+}
+
+fn redirect(req: &Request, path: &str) -> BoxFuture {
+    let location = match req.uri().query() {
+        Some(q) => format!("{path}?{q}"),
+        None => path.to_owned(),
+    };
+    let mut res = StatusCode::PERMANENT_REDIRECT.into_response();
+    if let Ok(value) = HeaderValue::try_from(location) {
+        res.headers_mut().insert(header::LOCATION, value);
+    }
+    Box::pin(std::future::ready(res))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_as_paths() {
+        assert_eq!(
+            host_pattern_as_path("{tenant}.Example.com").expect("valid"),
+            "/com/example/{tenant}"
+        );
+        assert_eq!(
+            host_pattern_as_path("example.com.").expect("valid"),
+            "/com/example"
+        );
+        assert!(host_pattern_as_path("a..b").is_err());
+        assert!(host_pattern_as_path("").is_err());
+        assert_eq!(host_as_path("Acme.Example.COM:8080"), "/com/example/acme");
+        assert_eq!(host_as_path("example.com."), "/com/example");
+        assert_eq!(other_slash("/a/"), Some("/a".into()));
+        assert_eq!(other_slash("/a"), Some("/a/".into()));
+        assert_eq!(other_slash("/"), None);
+    }
+}
