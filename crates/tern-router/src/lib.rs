@@ -128,6 +128,24 @@
 //! `/n/{b:u64}`, or the same pattern twice. Different constraints at the
 //! same position (`/n/{a:u64}` and `/n/{a:slug}`) do not conflict.
 //!
+//! # Building URLs
+//!
+//! [`Router::url`] is the inverse of a match: given a pattern as inserted
+//! and its parameters, it builds the path, percent-encoding each value as
+//! one segment (a glob value keeps its `/`; the dots of a `.` or `..` value
+//! are escaped so clients do not normalize them away) and checking each
+//! constraint, so the built path matches the route back with the same
+//! decoded parameters.
+//!
+//! ```
+//! let mut router = tern_router::Router::new();
+//! router.insert("/users/{id:u64}/files/{*path}", ())?;
+//! let url = router.url("/users/{id:u64}/files/{*path}", &[("id", "7"), ("path", "a b/c")])?;
+//! assert_eq!(url, "/users/7/files/a%20b/c");
+//! assert_eq!(router.at(&url)?.params.get("path"), Some("a b/c"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Cost
 //!
 //! Matching walks a tree with one node per pattern segment: a binary search
