@@ -83,23 +83,27 @@ fn build_paths<S: Clone + Send + Sync + 'static>(
         None => path.to_owned(),
     };
     // Merge the method routers of equal paths, in registration order.
-    let mut merged: Vec<(String, MethodRouter<S>)> = Vec::new();
+    let mut merged: Vec<(String, MethodRouter<S>)> = Vec::with_capacity(entries.len());
+    let mut index_of: HashMap<String, usize> = HashMap::with_capacity(entries.len());
     for (path, methods) in entries {
         if !path.starts_with('/') {
             return Err(BuildError::new(format!(
                 "route `{path}` must start with `/`"
             )));
         }
-        match merged.iter_mut().find(|(p, _)| *p == path) {
-            Some((_, existing)) => {
-                if let Some(method) = existing.merge(methods).first() {
+        match index_of.get(&path) {
+            Some(&i) => {
+                if let Some(method) = merged[i].1.merge(methods).first() {
                     return Err(BuildError::new(format!(
                         "`{method} {}` is registered twice",
                         on(&path)
                     )));
                 }
             }
-            None => merged.push((path, methods)),
+            None => {
+                index_of.insert(path.clone(), merged.len());
+                merged.push((path, methods));
+            }
         }
     }
     let mut router = new_router(constraints);
