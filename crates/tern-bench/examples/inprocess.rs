@@ -1,0 +1,56 @@
+//! Layer 2, instructions: runs one scenario N times for callgrind.
+//!
+//! `inprocess SIDE SCENARIO N` with SIDE `tern` or `handwritten`; the
+//! instructions per request are (total at N - total at 0) / N, which
+//! `tern-bench inprocess` computes.
+
+use tern_bench::inprocess::{self, Handwritten};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (side, scenario, n) = match args.as_slice() {
+        [_, side, scenario, n] => (
+            side.as_str(),
+            scenario.as_str(),
+            n.parse::<usize>().unwrap_or(0),
+        ),
+        _ => {
+            eprintln!("usage: inprocess tern|handwritten SCENARIO N");
+            std::process::exit(2);
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("no runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let app = inprocess::tern_app();
+    let hand = Handwritten::default();
+    // The requests are built before the measured loop in both cases.
+    let reqs: Vec<_> = (0..n.max(1))
+        .map(|i| inprocess::request(scenario, i))
+        .collect();
+    // One warm-up request outside the count difference (both N and 0 do it).
+    let warm = inprocess::request(scenario, 0);
+    rt.block_on(async {
+        match side {
+            "tern" => {
+                let _ = inprocess::tern_once(&app, warm).await;
+                for req in reqs.into_iter().take(n) {
+                    std::hint::black_box(inprocess::tern_once(&app, req).await);
+                }
+            }
+            _ => {
+                let _ = inprocess::handwritten_once(&hand, warm).await;
+                for req in reqs.into_iter().take(n) {
+                    std::hint::black_box(inprocess::handwritten_once(&hand, req).await);
+                }
+            }
+        }
+    });
+}

@@ -1,0 +1,59 @@
+//! Layer 2, instructions: callgrind counts instructions, which repeat
+//! exactly on this noisy machine where times do not.
+
+use std::{path::Path, process::Command};
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+/// Instructions per request of one side of one scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct Instructions {
+    /// Scenario.
+    pub scenario: String,
+    /// `tern` or `handwritten`.
+    pub side: String,
+    /// Requests measured.
+    pub requests: usize,
+    /// (Ir at N - Ir at 0) / N.
+    pub per_request: f64,
+}
+
+fn total_ir(binary: &Path, args: &[&str]) -> Result<u64> {
+    let out_file = std::env::temp_dir().join(format!("tern-bench-cg-{}.out", std::process::id()));
+    let status = Command::new("valgrind")
+        .arg("--tool=callgrind")
+        .arg(format!("--callgrind-out-file={}", out_file.display()))
+        .arg(binary)
+        .args(args)
+        .output()
+        .context("cannot run valgrind: install it with `apt-get install -y valgrind`")?;
+    if !status.status.success() {
+        bail!(
+            "callgrind failed: {}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+    }
+    let text = std::fs::read_to_string(&out_file)?;
+    let _ = std::fs::remove_file(&out_file);
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix("totals:")
+                .or_else(|| l.strip_prefix("summary:"))
+        })
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .context("no totals in the callgrind output")
+}
+
+/// Measures `side` on `scenario` with the `inprocess` example binary.
+pub fn measure(binary: &Path, side: &str, scenario: &str, n: usize) -> Result<Instructions> {
+    let base = total_ir(binary, &[side, scenario, "0"])?;
+    let full = total_ir(binary, &[side, scenario, &n.to_string()])?;
+    Ok(Instructions {
+        scenario: scenario.to_owned(),
+        side: side.to_owned(),
+        requests: n,
+        per_request: full.saturating_sub(base) as f64 / n as f64,
+    })
+}

@@ -1,0 +1,24 @@
+//! The Tern bench lab.
+//!
+//! Three layers, never mixed in one table:
+//! 1. **router lookups**: criterion benches in `crates/tern-router/benches`;
+//! 2. **in-process overhead**: one request through the whole app against a
+//!    hand-written handler doing the same work ([`inprocess`]), timed with
+//!    criterion (`benches/inprocess.rs`) and counted in instructions with
+//!    callgrind ([`callgrind`]);
+//! 3. **real sockets**: each server a separate process pinned to its
+//!    cores, wrk or h2load pinned to the others, servers rotated each
+//!    round, every response checked first ([`process`], [`wrk`]).
+//!
+//! Each run writes an [`evidence::Evidence`] JSON file, a terminal summary
+//! and an HTML report ([`report`]).
+
+pub mod callgrind;
+pub mod client;
+pub mod evidence;
+pub mod inprocess;
+pub mod machine;
+pub mod process;
+pub mod report;
+pub mod stats;
+pub mod wrk;
