@@ -116,12 +116,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     /// more segments). Registering the same path twice merges the methods;
     /// the same method twice is a build error.
     pub fn route(mut self, path: &str, methods: MethodRouter<S>) -> Self {
-        self.routes.push(Entry {
-            path: path.to_owned(),
-            methods,
-            name: None,
-            host: None,
-        });
+        self.routes.push(Entry::new(path.to_owned(), methods, None));
         self
     }
 
@@ -139,12 +134,8 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     /// assert_eq!(app.url_for("user", &[("id", "42")]).unwrap(), "/users/42");
     /// ```
     pub fn named_route(mut self, name: &str, path: &str, methods: MethodRouter<S>) -> Self {
-        self.routes.push(Entry {
-            path: path.to_owned(),
-            methods,
-            name: Some(name.to_owned()),
-            host: None,
-        });
+        self.routes
+            .push(Entry::new(path.to_owned(), methods, Some(name)));
         self
     }
 
@@ -168,11 +159,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     where
         F: FnOnce(Scope<S>) -> Scope<S>,
     {
-        let scope = build(Scope {
-            prefix: String::new(),
-            routes: Vec::new(),
-            layers: Vec::new(),
-        });
+        let scope = build(Scope::new(String::new()));
         let host = pattern.to_owned();
         self.routes.extend(scope.finish().map(|mut entry| {
             entry.host = Some(host.clone());
@@ -208,11 +195,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     where
         F: FnOnce(Scope<S>) -> Scope<S>,
     {
-        let scope = build(Scope {
-            prefix: normalize_prefix(prefix),
-            routes: Vec::new(),
-            layers: Vec::new(),
-        });
+        let scope = build(Scope::new(normalize_prefix(prefix)));
         self.routes.extend(scope.finish());
         self
     }
@@ -326,28 +309,30 @@ impl<S> fmt::Debug for Scope<S> {
     }
 }
 
+impl<S> Scope<S> {
+    fn new(prefix: String) -> Self {
+        Scope {
+            prefix,
+            routes: Vec::new(),
+            layers: Vec::new(),
+        }
+    }
+}
+
 impl<S: Clone + Send + Sync + 'static> Scope<S> {
     /// Registers the handlers of `prefix + path` (`"/"` is the prefix
     /// itself).
     pub fn route(mut self, path: &str, methods: MethodRouter<S>) -> Self {
-        self.routes.push(Entry {
-            path: join(&self.prefix, path),
-            methods,
-            name: None,
-            host: None,
-        });
+        self.routes
+            .push(Entry::new(join(&self.prefix, path), methods, None));
         self
     }
 
     /// Registers a named route of `prefix + path`; see
     /// [`App::named_route`].
     pub fn named_route(mut self, name: &str, path: &str, methods: MethodRouter<S>) -> Self {
-        self.routes.push(Entry {
-            path: join(&self.prefix, path),
-            methods,
-            name: Some(name.to_owned()),
-            host: None,
-        });
+        self.routes
+            .push(Entry::new(join(&self.prefix, path), methods, Some(name)));
         self
     }
 
@@ -356,11 +341,7 @@ impl<S: Clone + Send + Sync + 'static> Scope<S> {
     where
         F: FnOnce(Scope<S>) -> Scope<S>,
     {
-        let inner = build(Scope {
-            prefix: join(&self.prefix, &normalize_prefix(prefix)),
-            routes: Vec::new(),
-            layers: Vec::new(),
-        });
+        let inner = build(Scope::new(join(&self.prefix, &normalize_prefix(prefix))));
         self.routes.extend(inner.finish());
         self
     }

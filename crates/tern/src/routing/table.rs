@@ -41,6 +41,17 @@ pub(crate) struct Entry<S> {
     pub(crate) host: Option<String>,
 }
 
+impl<S> Entry<S> {
+    pub(crate) fn new(path: String, methods: MethodRouter<S>, name: Option<&str>) -> Self {
+        Entry {
+            path,
+            methods,
+            name: name.map(str::to_owned),
+            host: None,
+        }
+    }
+}
+
 struct PathTable {
     router: tern_router::Router<usize>,
     routes: Vec<(MethodRoutes, Arc<[Box<str>]>)>,
