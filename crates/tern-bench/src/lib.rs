@@ -20,5 +20,6 @@ pub mod inprocess;
 pub mod machine;
 pub mod process;
 pub mod report;
+pub mod run;
 pub mod stats;
 pub mod wrk;

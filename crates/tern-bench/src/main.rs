@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use tern_bench::{callgrind, inprocess};
+use tern_bench::{callgrind, evidence::Settings, inprocess, report, run};
 
 #[derive(Parser)]
 #[command(
@@ -18,6 +18,53 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Real sockets: every server on every workload, checked, then
+    /// measured with wrk/h2load; writes evidence JSON, an HTML report and
+    /// a summary.
+    Run {
+        /// About a second per server and workload, to check correctness
+        /// (CI); the figures mean nothing.
+        #[arg(long)]
+        quick: bool,
+        /// Rounds (server order rotated each round).
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Seconds per measured trial.
+        #[arg(long, default_value_t = 8.0)]
+        duration: f64,
+        /// Warm-up seconds before each trial.
+        #[arg(long, default_value_t = 2.0)]
+        warmup: f64,
+        /// Connection counts, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "16,1000")]
+        connections: Vec<usize>,
+        /// Servers, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "tern,hyper,axum,actix")]
+        servers: Vec<String>,
+        /// Workloads, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        workloads: Vec<String>,
+        /// Idle keep-alive connections for the memory stage (0 skips it).
+        #[arg(long, default_value_t = 5000)]
+        idle_connections: usize,
+        /// Cores of the server (taskset list).
+        #[arg(long, default_value = "0")]
+        server_cores: String,
+        /// Cores of the load generator (taskset list).
+        #[arg(long, default_value = "1")]
+        load_cores: String,
+        /// Do not build bench/peers first.
+        #[arg(long)]
+        no_build: bool,
+        /// Where evidence and reports go.
+        #[arg(long, default_value = "bench/results/latest")]
+        out: PathBuf,
+    },
+    /// Rebuilds the HTML report and summary from an evidence file.
+    Report {
+        /// The evidence JSON.
+        evidence: PathBuf,
+    },
     /// Instructions per request, Tern vs a hand-written handler (callgrind).
     Inprocess {
         /// Requests per measurement.
@@ -30,8 +77,90 @@ enum Cmd {
     },
 }
 
+fn write_outputs(out: &std::path::Path, e: &tern_bench::evidence::Evidence) -> Result<()> {
+    std::fs::create_dir_all(out)?;
+    std::fs::write(out.join("evidence.json"), serde_json::to_vec_pretty(e)?)?;
+    std::fs::write(out.join("report.html"), report::html(e))?;
+    let summary = report::terminal(e);
+    std::fs::write(out.join("summary.txt"), &summary)?;
+    println!("{summary}");
+    println!("evidence: {}", out.join("evidence.json").display());
+    println!("report:   {}", out.join("report.html").display());
+    Ok(())
+}
+
 fn main() -> Result<()> {
     match Cli::parse().command {
+        Cmd::Run {
+            quick,
+            rounds,
+            duration,
+            warmup,
+            connections,
+            servers,
+            workloads,
+            idle_connections,
+            server_cores,
+            load_cores,
+            no_build,
+            out,
+        } => {
+            let root = std::env::current_dir()?;
+            let profile = if quick { "dev" } else { "release" };
+            if !no_build {
+                run::build_peers(&root, profile)?;
+            }
+            let workloads = if workloads.is_empty() {
+                run::workloads().into_iter().map(|w| w.name).collect()
+            } else {
+                workloads
+            };
+            let settings = if quick {
+                Settings {
+                    rounds: 1,
+                    warmup_s: 0.0,
+                    duration_s: 1.0,
+                    connections: vec![16],
+                    server_cores,
+                    load_cores,
+                    quick: true,
+                }
+            } else {
+                Settings {
+                    rounds,
+                    warmup_s: warmup,
+                    duration_s: duration,
+                    connections,
+                    server_cores,
+                    load_cores,
+                    quick: false,
+                }
+            };
+            let opts = run::Options {
+                root,
+                servers,
+                workloads,
+                settings,
+                idle_connections: if quick { 200 } else { idle_connections },
+                profile: profile.to_owned(),
+                out_dir: out.clone(),
+            };
+            let evidence = run::run(&opts)?;
+            write_outputs(&out, &evidence)?;
+            let errors: u64 = evidence.summary.iter().map(|r| r.errors).sum();
+            if errors > 0 && !quick {
+                eprintln!("warning: {errors} socket errors or non-2xx responses (see evidence)");
+            }
+            if quick && errors > 0 {
+                anyhow::bail!("{errors} socket errors or non-2xx responses in quick mode");
+            }
+            Ok(())
+        }
+        Cmd::Report { evidence } => {
+            let e: tern_bench::evidence::Evidence = serde_json::from_slice(&std::fs::read(&evidence)?)?;
+            let out = evidence.parent().map_or_else(|| PathBuf::from("."), PathBuf::from);
+            write_outputs(&out, &e)
+        }
         Cmd::Inprocess { requests, binary } => {
             println!(
                 "{:<12} {:>14} {:>14} {:>8}",
