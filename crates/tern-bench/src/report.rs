@@ -153,7 +153,7 @@ pub fn html(e: &Evidence) -> String {
     );
     let _ = write!(
         page,
-        "<p>{} cores, {}, {} kernel {}; {}; wrk {}; commit {}{}.</p><p>{} rounds, {} s per trial after {} s warm-up, server pinned to cores {}, load generator to {}.{}</p>",
+        "<p>{} cores, {}, {} MiB memory, kernel {}; {}; {}; commit {}{}.</p><p>{} rounds, {} s per trial after {} s warm-up, server pinned to cores {}, load generator to {}.{}</p>",
         e.machine.cores,
         escape(&e.machine.cpu_model),
         e.machine.memory_kib / 1024,
