@@ -157,8 +157,11 @@ fn main() -> Result<()> {
             Ok(())
         }
         Cmd::Report { evidence } => {
-            let e: tern_bench::evidence::Evidence = serde_json::from_slice(&std::fs::read(&evidence)?)?;
-            let out = evidence.parent().map_or_else(|| PathBuf::from("."), PathBuf::from);
+            let e: tern_bench::evidence::Evidence =
+                serde_json::from_slice(&std::fs::read(&evidence)?)?;
+            let out = evidence
+                .parent()
+                .map_or_else(|| PathBuf::from("."), PathBuf::from);
             write_outputs(&out, &e)
         }
         Cmd::Inprocess { requests, binary } => {

@@ -57,7 +57,10 @@ fn get(path: &str, headers: &[(&str, &str)]) -> TableRequest {
     TableRequest {
         method: "GET".into(),
         path: path.into(),
-        headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        headers: headers
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
         body: None,
     }
 }
@@ -79,10 +82,22 @@ pub fn workloads() -> Vec<Workload> {
                     get(&f.path, &[("Accept-Encoding", "gzip")]),
                     get(&f.path, &[("Accept-Encoding", "br")]),
                 ],
-                format!("GET {} ({} bytes), gzip and brotli alternately", f.path, f.body.len()),
+                format!(
+                    "GET {} ({} bytes), gzip and brotli alternately",
+                    f.path,
+                    f.body.len()
+                ),
             )
         } else {
-            (vec![get(&f.path, &[])], format!("GET {} ({} bytes of {})", f.path, f.body.len(), f.content_type))
+            (
+                vec![get(&f.path, &[])],
+                format!(
+                    "GET {} ({} bytes of {})",
+                    f.path,
+                    f.body.len(),
+                    f.content_type
+                ),
+            )
         };
         out.push(Workload {
             name: f.name.to_owned(),
@@ -92,7 +107,8 @@ pub fn workloads() -> Vec<Workload> {
     }
     out.push(Workload {
         name: "h2".into(),
-        description: "GET /plaintext over HTTP/2 (h2c, prior knowledge), 10 streams per connection".into(),
+        description: "GET /plaintext over HTTP/2 (h2c, prior knowledge), 10 streams per connection"
+            .into(),
         drive: Drive::H2load {
             path: "/plaintext".into(),
         },
@@ -149,7 +165,10 @@ pub fn check(server: &ServerProcess) -> Result<()> {
     let mut c = Client::connect(server.addr)?;
     for f in w::fixed() {
         let res = c.send("GET", &f.path, &[], None)?;
-        if res.status != 200 || res.body != *f.body || res.header("content-type") != Some(f.content_type) {
+        if res.status != 200
+            || res.body != *f.body
+            || res.header("content-type") != Some(f.content_type)
+        {
             bail!(
                 "GET {}: got {} {:?} with {} bytes, expected 200 {} with {} bytes",
                 f.path,
@@ -163,14 +182,27 @@ pub fn check(server: &ServerProcess) -> Result<()> {
         if f.compressible {
             for coding in ["gzip", "br"] {
                 let res = c.send("GET", &f.path, &[("Accept-Encoding", coding)], None)?;
-                if res.status != 200 || res.header("content-encoding") != Some(coding) || res.body.len() >= f.body.len() {
-                    bail!("GET {} with Accept-Encoding {coding}: got {} {:?}, {} bytes", f.path, res.status, res.header("content-encoding"), res.body.len());
+                if res.status != 200
+                    || res.header("content-encoding") != Some(coding)
+                    || res.body.len() >= f.body.len()
+                {
+                    bail!(
+                        "GET {} with Accept-Encoding {coding}: got {} {:?}, {} bytes",
+                        f.path,
+                        res.status,
+                        res.header("content-encoding"),
+                        res.body.len()
+                    );
                 }
             }
         }
     }
     for (i, r) in w::mixed_requests().iter().enumerate() {
-        let headers: &[(&str, &str)] = if r.body.is_some() { &[("Content-Type", "application/json")] } else { &[] };
+        let headers: &[(&str, &str)] = if r.body.is_some() {
+            &[("Content-Type", "application/json")]
+        } else {
+            &[]
+        };
         let res = c.send(r.method.as_str(), &r.path, headers, r.body.as_deref())?;
         if res.status != r.status || res.body != r.expected {
             bail!(
@@ -208,7 +240,9 @@ pub struct Options {
 
 fn binary(root: &Path, server: &str, profile: &str) -> PathBuf {
     let dir = if profile == "dev" { "debug" } else { profile };
-    root.join("bench/peers/target").join(dir).join(format!("peer-{server}"))
+    root.join("bench/peers/target")
+        .join(dir)
+        .join(format!("peer-{server}"))
 }
 
 /// Builds the peers workspace.
@@ -237,7 +271,10 @@ fn idle_rss(server: &ServerProcess, n: usize) -> Result<(u64, u64)> {
         let mut c = Client::connect(server.addr)?;
         let res = c.send("GET", "/plaintext", &[], None)?;
         if res.status != 200 {
-            bail!("idle-connection stage: GET /plaintext answered {}", res.status);
+            bail!(
+                "idle-connection stage: GET /plaintext answered {}",
+                res.status
+            );
         }
         conns.push(c);
     }
@@ -249,11 +286,22 @@ fn idle_rss(server: &ServerProcess, n: usize) -> Result<(u64, u64)> {
 
 /// Runs the whole lab and returns its evidence.
 pub fn run(opts: &Options) -> Result<Evidence> {
-    let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let started_unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let all = workloads();
-    let chosen: Vec<&Workload> = all.iter().filter(|w| opts.workloads.iter().any(|n| n == &w.name)).collect();
+    let chosen: Vec<&Workload> = all
+        .iter()
+        .filter(|w| opts.workloads.iter().any(|n| n == &w.name))
+        .collect();
     if chosen.is_empty() {
-        bail!("no workload selected; they are: {}", all.iter().map(|w| w.name.as_str()).collect::<Vec<_>>().join(", "));
+        bail!(
+            "no workload selected; they are: {}",
+            all.iter()
+                .map(|w| w.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     let mut servers = Vec::new();
     for s in &opts.servers {
@@ -282,7 +330,8 @@ pub fn run(opts: &Options) -> Result<Evidence> {
         }
     }
     let mut trials = Vec::new();
-    let total = opts.settings.rounds * chosen.len() * opts.settings.connections.len() * servers.len();
+    let total =
+        opts.settings.rounds * chosen.len() * opts.settings.connections.len() * servers.len();
     let mut done = 0;
     for round in 0..opts.settings.rounds {
         let mut order: Vec<&ServerInfo> = servers.iter().collect();
@@ -295,15 +344,38 @@ pub fn run(opts: &Options) -> Result<Evidence> {
                     if !supports(&s.name, &w.name) {
                         continue;
                     }
-                    progress(&format!("[{done}/{total}] round {round} {} {} c={conns}", w.name, s.name));
-                    let server = ServerProcess::start(Path::new(&s.binary), &opts.settings.server_cores, env)?;
+                    progress(&format!(
+                        "[{done}/{total}] round {round} {} {} c={conns}",
+                        w.name, s.name
+                    ));
+                    let server = ServerProcess::start(
+                        Path::new(&s.binary),
+                        &opts.settings.server_cores,
+                        env,
+                    )?;
                     let load = |seconds: f64| -> Result<wrk::LoadResult> {
                         match &w.drive {
                             Drive::Wrk { .. } => {
-                                let script = &script_paths.iter().find(|(n, _)| *n == w.name).context("script")?.1;
-                                wrk::run_wrk(script, server.addr, &opts.settings.load_cores, conns, seconds)
+                                let script = &script_paths
+                                    .iter()
+                                    .find(|(n, _)| *n == w.name)
+                                    .context("script")?
+                                    .1;
+                                wrk::run_wrk(
+                                    script,
+                                    server.addr,
+                                    &opts.settings.load_cores,
+                                    conns,
+                                    seconds,
+                                )
                             }
-                            Drive::H2load { path } => wrk::run_h2load(path, server.addr, &opts.settings.load_cores, conns, seconds),
+                            Drive::H2load { path } => wrk::run_h2load(
+                                path,
+                                server.addr,
+                                &opts.settings.load_cores,
+                                conns,
+                                seconds,
+                            ),
                         }
                     };
                     if opts.settings.warmup_s > 0.0 {
@@ -333,8 +405,12 @@ pub fn run(opts: &Options) -> Result<Evidence> {
     if opts.idle_connections > 0 {
         let _ = rlimit::increase_nofile_limit(opts.idle_connections as u64 + 1024);
         for s in &servers {
-            progress(&format!("idle connections: {} x {}", s.name, opts.idle_connections));
-            let server = ServerProcess::start(Path::new(&s.binary), &opts.settings.server_cores, env)?;
+            progress(&format!(
+                "idle connections: {} x {}",
+                s.name, opts.idle_connections
+            ));
+            let server =
+                ServerProcess::start(Path::new(&s.binary), &opts.settings.server_cores, env)?;
             let (before, after) = idle_rss(&server, opts.idle_connections)?;
             server.stop()?;
             idle.push(IdleConnections {
@@ -342,7 +418,8 @@ pub fn run(opts: &Options) -> Result<Evidence> {
                 connections: opts.idle_connections,
                 rss_before_kib: before,
                 rss_after_kib: after,
-                per_connection_kib: after.saturating_sub(before) as f64 / opts.idle_connections as f64,
+                per_connection_kib: after.saturating_sub(before) as f64
+                    / opts.idle_connections as f64,
             });
         }
     }
@@ -385,13 +462,21 @@ pub fn run(opts: &Options) -> Result<Evidence> {
     })
 }
 
-fn summarize_trials(trials: &[Trial], servers: &[ServerInfo], workloads: &[&Workload], conns: &[usize]) -> Vec<Row> {
+fn summarize_trials(
+    trials: &[Trial],
+    servers: &[ServerInfo],
+    workloads: &[&Workload],
+    conns: &[usize],
+) -> Vec<Row> {
     let mut rows = Vec::new();
     for w in workloads {
         for &c in conns {
             let mut block = Vec::new();
             for s in servers {
-                let t: Vec<&Trial> = trials.iter().filter(|t| t.server == s.name && t.workload == w.name && t.connections == c).collect();
+                let t: Vec<&Trial> = trials
+                    .iter()
+                    .filter(|t| t.server == s.name && t.workload == w.name && t.connections == c)
+                    .collect();
                 if t.is_empty() {
                     continue;
                 }
@@ -403,15 +488,35 @@ fn summarize_trials(trials: &[Trial], servers: &[ServerInfo], workloads: &[&Work
                     connections: c,
                     rps: summarize(&rps).into(),
                     p99_us: summarize(&t.iter().map(|t| t.load.p99_us).collect::<Vec<_>>()).into(),
-                    cpu_us_per_req: summarize(&t.iter().map(|t| t.cpu_user_us_per_req + t.cpu_system_us_per_req).collect::<Vec<_>>()).into(),
-                    cpu_user_us_per_req: median(&t.iter().map(|t| t.cpu_user_us_per_req).collect::<Vec<_>>()),
+                    cpu_us_per_req: summarize(
+                        &t.iter()
+                            .map(|t| t.cpu_user_us_per_req + t.cpu_system_us_per_req)
+                            .collect::<Vec<_>>(),
+                    )
+                    .into(),
+                    cpu_user_us_per_req: median(
+                        &t.iter().map(|t| t.cpu_user_us_per_req).collect::<Vec<_>>(),
+                    ),
                     peak_rss_kib: t.iter().map(|t| t.peak_rss_kib).max().unwrap_or(0),
-                    first3_vs_rest_rps: (median(&rps[..split]), if rps.len() > split { median(&rps[split..]) } else { f64::NAN }),
-                    errors: t.iter().map(|t| t.load.socket_errors() + t.load.non_2xx).sum(),
+                    first3_vs_rest_rps: (
+                        median(&rps[..split]),
+                        if rps.len() > split {
+                            median(&rps[split..])
+                        } else {
+                            f64::NAN
+                        },
+                    ),
+                    errors: t
+                        .iter()
+                        .map(|t| t.load.socket_errors() + t.load.non_2xx)
+                        .sum(),
                     tern_ratio: None,
                 });
             }
-            let tern = block.iter().find(|r| r.server == "tern").map(|r| r.rps.median);
+            let tern = block
+                .iter()
+                .find(|r| r.server == "tern")
+                .map(|r| r.rps.median);
             for r in &mut block {
                 r.tern_ratio = tern.map(|t| t / r.rps.median);
             }
