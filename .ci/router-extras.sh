@@ -7,7 +7,7 @@
 #   benchmark path correctly, in criterion's test mode (each benchmark runs
 #   once after the lab has checked the answers);
 # - the callgrind driver must still run.
-# Recorded numbers and how to reproduce them: crates/tern-router/benches/RESULTS.md.
+# Recorded numbers and how to reproduce them: crates/tern-router/BENCHMARKS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -14,7 +14,7 @@
 //! Throughput is set to the number of paths per iteration, so criterion's
 //! `thrpt` line is lookups per second. A router that cannot build a table,
 //! or answers any lookup wrongly, is skipped for that scenario with a line
-//! on stderr saying why. `crates/tern-router/benches/RESULTS.md` records a
+//! on stderr saying why. `crates/tern-router/BENCHMARKS.md` records a
 //! run and how to reproduce it.
 
 use std::hint::black_box;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns criterion's estimates for benches/router.rs into RESULTS.md tables.
+"""Turns criterion's estimates for benches/router.rs into BENCHMARKS.md tables.
 
 Usage: python3 crates/tern-router/benches/summarize.py TARGET_DIR [EARLIER_TARGET_DIR]
 

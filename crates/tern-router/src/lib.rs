@@ -148,12 +148,21 @@
 //!
 //! # Cost
 //!
-//! Matching walks a tree with one node per pattern segment: a binary search
-//! among static children, then constrained children, one parameter child and
+//! Matching walks a tree with one node per pattern segment. At each node
+//! the static child is found by exact text: a scan when the node has at
+//! most four, otherwise one hash of the segment and (usually) one probe of
+//! an open-addressing table, so the cost does not grow with the number of
+//! siblings. Then come the constrained children, one parameter child and
 //! one glob child, with recursion no deeper than the longest pattern. It
-//! never scans all routes and allocates nothing when the path has no `%`
-//! and the route has at most eight parameters.
+//! never scans all routes. A path without `%` is read in place: one
+//! word-at-a-time check for `%`, then one byte scan per segment visited;
+//! parameters are kept as byte ranges of the path and sliced when asked
+//! for. Nothing is allocated when the path has no `%` and the route has at
+//! most eight parameters; a path with `%` is decoded once, segment by
+//! segment, into one vector (plus one string per escaped segment) that the
+//! parameters then reuse.
 
+mod bytes;
 mod constraint;
 mod decode;
 mod error;
@@ -161,6 +170,7 @@ mod params;
 mod pattern;
 pub mod reference;
 mod router;
+mod statics;
 mod tree;
 mod url;
 

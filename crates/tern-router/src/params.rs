@@ -75,48 +75,109 @@ impl<T: Default, const N: usize> InlineVec<T, N> {
 /// ```
 #[derive(Clone)]
 pub struct Params<'r, 'p> {
-    entries: InlineVec<(&'r str, Cow<'p, str>), INLINE>,
+    /// The route's parameter names; value `i` belongs to `names[i]`.
+    names: &'r [Box<str>],
+    values: Values<'p>,
+}
+
+/// Where the values live. Kept apart from the names so a match copies a few
+/// words and builds no `Cow` unless the path needed decoding.
+#[derive(Clone)]
+enum Values<'p> {
+    /// Byte ranges of `path`, one per name: the common case, a path without
+    /// `%` and at most eight parameters.
+    Spans {
+        path: &'p str,
+        spans: [(u32, u32); INLINE],
+    },
+    /// One value per name: more than eight parameters, or a path longer
+    /// than `u32` can index.
+    Owned(Vec<Cow<'p, str>>),
+    /// A path with `%`: value `i` is `decoded[i].0` (the vector of decoded
+    /// segments, reused; see `Decoded::into_values`).
+    Decoded(Vec<(Cow<'p, str>, usize, usize)>),
 }
 
 impl<'r, 'p> Params<'r, 'p> {
-    pub(crate) fn new() -> Self {
+    /// Values sliced from `path`, `spans[i]` for `names[i]`.
+    ///
+    /// Callers guarantee `names.len() <= INLINE`, and every span a range of
+    /// `path` on character boundaries.
+    pub(crate) fn borrowed(
+        names: &'r [Box<str>],
+        path: &'p str,
+        spans: [(u32, u32); INLINE],
+    ) -> Self {
+        debug_assert!(names.len() <= INLINE);
         Params {
-            entries: InlineVec::new(),
+            names,
+            values: Values::Spans { path, spans },
         }
     }
 
-    pub(crate) fn push(&mut self, name: &'r str, value: Cow<'p, str>) {
-        self.entries.push((name, value));
+    /// One value per name, in order.
+    pub(crate) fn owned(names: &'r [Box<str>], values: Vec<Cow<'p, str>>) -> Self {
+        debug_assert_eq!(names.len(), values.len());
+        Params {
+            names,
+            values: Values::Owned(values),
+        }
+    }
+
+    /// Values decoded from a path with `%`, `values[i].0` for `names[i]`.
+    pub(crate) fn decoded(
+        names: &'r [Box<str>],
+        values: Vec<(Cow<'p, str>, usize, usize)>,
+    ) -> Self {
+        debug_assert_eq!(names.len(), values.len());
+        Params {
+            names,
+            values: Values::Decoded(values),
+        }
+    }
+
+    fn value(&self, i: usize) -> &str {
+        match &self.values {
+            Values::Spans { path, spans } => {
+                let (start, end) = spans[i];
+                &path[start as usize..end as usize]
+            }
+            Values::Owned(values) => &values[i],
+            Values::Decoded(values) => &values[i].0,
+        }
     }
 
     /// The decoded value of parameter `name`, if the matched pattern has it.
     ///
     /// Names are unique within a pattern, so at most one value exists.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.iter()
-            .find(|&(n, _)| n == name)
-            .map(|(_, value)| value)
+        let i = self.names.iter().position(|n| **n == *name)?;
+        Some(self.value(i))
     }
 
     /// `(name, decoded value)` pairs in the order they appear in the pattern.
     pub fn iter(&self) -> impl Iterator<Item = (&'r str, &str)> + use<'_, 'r, 'p> {
-        self.entries.iter().map(|(name, value)| (*name, &**value))
+        let names: &'r [Box<str>] = self.names;
+        names
+            .iter()
+            .enumerate()
+            .map(move |(i, name)| (&**name, self.value(i)))
     }
 
     /// The number of parameters captured.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.names.len()
     }
 
     /// Whether the matched pattern has no parameters.
     pub fn is_empty(&self) -> bool {
-        self.entries.len() == 0
+        self.names.is_empty()
     }
 }
 
 impl Default for Params<'_, '_> {
     fn default() -> Self {
-        Params::new()
+        Params::owned(&[], Vec::new())
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::constraint::Constraints;
 use crate::error::{InsertError, MatchError, UrlError};
-use crate::params::Params;
+use crate::params::{Params, INLINE};
 use crate::pattern::{self, Segment};
 use crate::tree::{Captures, Decoded, Key, Node, Raw};
 use crate::url::UrlPart;
@@ -201,23 +201,31 @@ impl<T> Router<T> {
     pub fn at<'r, 'p>(&'r self, path: &'p str) -> Result<Match<'r, 'p, T>, MatchError> {
         let rest = path.strip_prefix('/').ok_or(MatchError::NotFound)?;
         let mut captures = Captures::new();
-        let mut params = Params::new();
-        let route = if rest.as_bytes().contains(&b'%') {
-            let mut decoded = Decoded::new(rest).map_err(|_| MatchError::MalformedPath)?;
+        let (route, params) = if crate::bytes::contains(rest.as_bytes(), b'%') {
+            let decoded = Decoded::new(rest).map_err(|_| MatchError::MalformedPath)?;
             let route = self.find(&decoded, &mut captures)?;
-            for (name, &range) in route.names.iter().zip(captures.iter()) {
-                params.push(name, decoded.take(range));
-            }
-            route
+            let values = decoded.into_values(captures.iter().copied());
+            (route, Params::decoded(&route.names, values))
         } else {
             let raw = Raw(rest);
             let route = self.find(&raw, &mut captures)?;
-            for (name, &range) in route.names.iter().zip(captures.iter()) {
-                params.push(name, raw.value(range));
-            }
-            route
+            let names = &route.names;
+            let params = if names.len() <= INLINE && u32::try_from(rest.len()).is_ok() {
+                let mut spans = [(0, 0); INLINE];
+                for (span, &range) in spans.iter_mut().zip(captures.iter()) {
+                    let (start, end) = raw.span(range);
+                    // Both fit: they are at most `rest.len()`, checked above.
+                    *span = (start as u32, end as u32);
+                }
+                Params::borrowed(names, rest, spans)
+            } else {
+                let values = captures.iter().map(|&range| raw.value(range)).collect();
+                Params::owned(names, values)
+            };
+            (route, params)
         };
         debug_assert_eq!(params.len(), route.names.len());
+        debug_assert_eq!(captures.len(), route.names.len());
         Ok(Match {
             value: &route.value,
             params,

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use crate::constraint::{ConstraintId, Constraints};
 use crate::decode::{decode, Malformed};
 use crate::params::{InlineVec, INLINE};
+use crate::statics::Statics;
 
 /// The shape of one pattern segment, names left out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,8 +26,8 @@ pub(crate) type Captures = InlineVec<(usize, usize), INLINE>;
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Node {
-    /// Sorted by text, for binary search.
-    statics: Vec<(Box<str>, Node)>,
+    /// Found by exact text, hashed once there are more than a few.
+    statics: Statics<Node>,
     /// In the order they were first inserted, which is the order tried.
     constrained: Vec<(ConstraintId, Node)>,
     param: Option<Box<Node>>,
@@ -42,11 +43,7 @@ impl Node {
             return Some(self);
         };
         let child = match key {
-            Key::Static(text) => self
-                .statics
-                .binary_search_by(|(t, _)| (**t).cmp(text))
-                .ok()
-                .map(|i| &self.statics[i].1),
+            Key::Static(text) => self.statics.get(text),
             Key::Constrained(id) => self
                 .constrained
                 .iter()
@@ -64,17 +61,7 @@ impl Node {
             return self;
         };
         let child = match key {
-            Key::Static(text) => {
-                let i = match self.statics.binary_search_by(|(t, _)| (**t).cmp(text)) {
-                    Ok(i) => i,
-                    Err(i) => {
-                        self.statics
-                            .insert(i, (text.as_str().into(), Node::default()));
-                        i
-                    }
-                };
-                &mut self.statics[i].1
-            }
+            Key::Static(text) => self.statics.get_or_insert_with(text, Node::default),
             Key::Constrained(id) => {
                 let i = match self.constrained.iter().position(|(c, _)| c == id) {
                     Some(i) => i,
@@ -98,6 +85,23 @@ impl Node {
             && self.glob.is_none()
     }
 
+    /// [`find`](Node::find), without a call when the path is used up: most
+    /// lookups end on a leaf, and the call would only return its route.
+    #[inline(always)]
+    fn enter<S: Segments>(
+        &self,
+        path: &S,
+        cursor: usize,
+        constraints: &Constraints,
+        captures: &mut Captures,
+    ) -> Option<usize> {
+        if path.is_end(cursor) {
+            self.route
+        } else {
+            self.find(path, cursor, constraints, captures)
+        }
+    }
+
     /// Finds the route for the segments from `cursor` on, trying children
     /// in priority order and backtracking when a branch fails.
     ///
@@ -106,18 +110,48 @@ impl Node {
     pub(crate) fn find<S: Segments>(
         &self,
         path: &S,
-        cursor: usize,
+        mut cursor: usize,
         constraints: &Constraints,
         captures: &mut Captures,
     ) -> Option<usize> {
-        let Some((segment, next)) = path.next(cursor) else {
-            return self.route;
+        let mut node = self;
+        // A node with only static children has nothing to fall back on if
+        // its static child fails, so it is walked in this loop rather than
+        // with a recursive call that would only pass the answer up.
+        let (node, segment, cursor, next) = loop {
+            let Some((segment, next)) = path.next(cursor) else {
+                return node.route;
+            };
+            if !node.is_static_only() {
+                break (node, segment, cursor, next);
+            }
+            let child = node.statics.get(segment)?;
+            if path.is_end(next) {
+                return child.route;
+            }
+            node = child;
+            cursor = next;
         };
-        if let Ok(i) = self
-            .statics
-            .binary_search_by(|(text, _)| (**text).cmp(segment))
-        {
-            let found = self.statics[i].1.find(path, next, constraints, captures);
+        node.find_dynamic(path, segment, cursor, next, constraints, captures)
+    }
+
+    fn is_static_only(&self) -> bool {
+        self.constrained.is_empty() && self.param.is_none() && self.glob.is_none()
+    }
+
+    /// [`find`](Node::find) at a node with constrained, parameter or glob
+    /// children, given the segment at `cursor` and the cursor after it.
+    fn find_dynamic<S: Segments>(
+        &self,
+        path: &S,
+        segment: &str,
+        cursor: usize,
+        next: usize,
+        constraints: &Constraints,
+        captures: &mut Captures,
+    ) -> Option<usize> {
+        if let Some(child) = self.statics.get(segment) {
+            let found = child.enter(path, next, constraints, captures);
             if found.is_some() {
                 return found;
             }
@@ -129,7 +163,7 @@ impl Node {
         for (id, child) in &self.constrained {
             if constraints.accepts(*id, segment) {
                 captures.push((cursor, next));
-                let found = child.find(path, next, constraints, captures);
+                let found = child.enter(path, next, constraints, captures);
                 if found.is_some() {
                     return found;
                 }
@@ -138,7 +172,7 @@ impl Node {
         }
         if let Some(child) = &self.param {
             captures.push((cursor, next));
-            let found = child.find(path, next, constraints, captures);
+            let found = child.enter(path, next, constraints, captures);
             if found.is_some() {
                 return found;
             }
@@ -157,7 +191,7 @@ impl Node {
             let mut end = next;
             loop {
                 captures.push((cursor, end));
-                let found = glob.find(path, end, constraints, captures);
+                let found = glob.enter(path, end, constraints, captures);
                 if found.is_some() {
                     return found;
                 }
@@ -178,6 +212,10 @@ pub(crate) trait Segments {
     fn next(&self, cursor: usize) -> Option<(&str, usize)>;
     /// The cursor after the last segment.
     fn end(&self) -> usize;
+    /// Whether `cursor` is past the last segment: `next(cursor)` is `None`.
+    fn is_end(&self, cursor: usize) -> bool {
+        cursor >= self.end()
+    }
 }
 
 /// A path without `%`: segments are slices of it and cursors byte offsets.
@@ -189,7 +227,10 @@ pub(crate) struct Raw<'p>(pub(crate) &'p str);
 impl Segments for Raw<'_> {
     fn next(&self, cursor: usize) -> Option<(&str, usize)> {
         let rest = self.0.get(cursor..)?;
-        Some(match rest.find('/') {
+        // A plain byte loop: segments are a few bytes, `str::find` sets up a
+        // searcher built for long haystacks, and a word-at-a-time search
+        // measured no faster here.
+        Some(match rest.bytes().position(|b| b == b'/') {
             Some(len) => (&rest[..len], cursor + len + 1),
             None => (rest, self.0.len() + 1),
         })
@@ -202,8 +243,14 @@ impl Segments for Raw<'_> {
 
 impl<'p> Raw<'p> {
     /// The text captured between two cursors, borrowed from the path.
-    pub(crate) fn value(&self, (start, end): (usize, usize)) -> Cow<'p, str> {
-        Cow::Borrowed(&self.0[start..end - 1])
+    pub(crate) fn value(&self, range: (usize, usize)) -> Cow<'p, str> {
+        let (start, end) = self.span(range);
+        Cow::Borrowed(&self.0[start..end])
+    }
+
+    /// The byte range of the text captured between two cursors.
+    pub(crate) fn span(&self, (start, end): (usize, usize)) -> (usize, usize) {
+        (start, end - 1)
     }
 }
 
@@ -227,11 +274,31 @@ impl<'p> Decoded<'p> {
         Ok(Decoded { path, segments })
     }
 
+    /// The decoded values of `captures`, in order, in the segment vector
+    /// itself (so decoding allocates nothing more): entry `i` holds the text
+    /// of capture `i` (its byte range is stale), and nothing follows.
+    pub(crate) fn into_values(
+        mut self,
+        captures: impl Iterator<Item = (usize, usize)>,
+    ) -> Vec<(Cow<'p, str>, usize, usize)> {
+        let mut len = 0;
+        for range in captures {
+            let value = self.take(range);
+            // The walk's captures are ordered, disjoint and at least one
+            // segment each, so capture `len` starts at segment `len` or
+            // later: this slot has been taken or belongs to no capture.
+            self.segments[len].0 = value;
+            len += 1;
+        }
+        self.segments.truncate(len);
+        self.segments
+    }
+
     /// The decoded text captured between two cursors.
     ///
     /// Each segment may be taken once: the walk never captures a segment
     /// twice, so a single-segment value moves out instead of being copied.
-    pub(crate) fn take(&mut self, (start, end): (usize, usize)) -> Cow<'p, str> {
+    fn take(&mut self, (start, end): (usize, usize)) -> Cow<'p, str> {
         let span = &mut self.segments[start..end];
         if let [(single, _, _)] = span {
             return std::mem::take(single);
