@@ -15,6 +15,7 @@
 
 pub mod callgrind;
 pub mod client;
+pub mod compare;
 pub mod evidence;
 pub mod inprocess;
 pub mod machine;

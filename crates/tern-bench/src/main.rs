@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use tern_bench::{callgrind, evidence::Settings, inprocess, report, run};
+use tern_bench::{callgrind, compare, evidence::Settings, inprocess, report, run};
 
 #[derive(Parser)]
 #[command(
@@ -59,6 +59,41 @@ enum Cmd {
         /// Where evidence and reports go.
         #[arg(long, default_value = "bench/results/latest")]
         out: PathBuf,
+    },
+    /// The paired regression gate: builds `--base` in a worktree, runs its
+    /// Tern peer and the working tree's alternately, and fails a workload
+    /// whose median head/base throughput ratio is below 0.90 with a
+    /// majority of the pairs below too (fewer than 3 pairs fails).
+    Compare {
+        /// The base revision (a commit, tag or branch).
+        #[arg(long)]
+        base: String,
+        /// Rounds (pairs) per workload.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Seconds per trial.
+        #[arg(long, default_value_t = 5.0)]
+        duration: f64,
+        /// Connections.
+        #[arg(long, default_value_t = 16)]
+        connections: usize,
+        /// Workloads, comma-separated.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "plaintext,json,user,mixed"
+        )]
+        workloads: Vec<String>,
+        /// Cargo features of the head's peers (e.g. `peer-tern/slowdown`
+        /// for the gate's self-test).
+        #[arg(long, value_delimiter = ',')]
+        head_features: Vec<String>,
+        /// Cores of the server (taskset list).
+        #[arg(long, default_value = "0")]
+        server_cores: String,
+        /// Cores of the load generator (taskset list).
+        #[arg(long, default_value = "1")]
+        load_cores: String,
     },
     /// Rebuilds the HTML report and summary from an evidence file.
     Report {
@@ -153,6 +188,56 @@ fn main() -> Result<()> {
             }
             if quick && errors > 0 {
                 anyhow::bail!("{errors} socket errors or non-2xx responses in quick mode");
+            }
+            Ok(())
+        }
+        Cmd::Compare {
+            base,
+            rounds,
+            duration,
+            connections,
+            workloads,
+            head_features,
+            server_cores,
+            load_cores,
+        } => {
+            let root = std::env::current_dir()?;
+            let chosen: Vec<run::Workload> = run::workloads()
+                .into_iter()
+                .filter(|w| workloads.contains(&w.name))
+                .collect();
+            if chosen.len() != workloads.len() {
+                anyhow::bail!("unknown workload in {workloads:?}");
+            }
+            let worktree = compare::Worktree::add(&root, &base)?;
+            let base_side = compare::build_side("base", &worktree.path, &[])?;
+            let head_side = compare::build_side("head", &root, &head_features)?;
+            let verdicts = compare::compare(
+                &head_side,
+                &base_side,
+                &chosen,
+                rounds,
+                duration,
+                connections,
+                (&server_cores, &load_cores),
+            )?;
+            let mut failed = 0;
+            for v in &verdicts {
+                println!(
+                    "{:<10} {} {} (ratios: {})",
+                    v.workload,
+                    if v.pass { "PASS" } else { "FAIL" },
+                    v.reason,
+                    v.ratios
+                        .iter()
+                        .map(|r| format!("{r:.3}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                );
+                failed += usize::from(!v.pass);
+            }
+            if failed > 0 {
+                anyhow::bail!("{failed} workload(s) failed the gate against {base}");
             }
             Ok(())
         }

@@ -79,7 +79,25 @@ fn app() -> App {
     for route in w::mixed_routes() {
         app = app.route(&route.tern_pattern, mixed(&route));
     }
+    #[cfg(feature = "slowdown")]
+    {
+        app = app.layer(tern::middleware::from_fn(slowdown));
+    }
     app
+}
+
+/// The injected cost of the `slowdown` feature: a busy wait per request.
+#[cfg(feature = "slowdown")]
+async fn slowdown(req: tern::Request, next: tern::middleware::Next) -> Response {
+    let nanos: u64 = std::env::var("BENCH_SLOWDOWN_NS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000);
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_nanos(nanos) {
+        std::hint::spin_loop();
+    }
+    next.run(req).await
 }
 
 async fn llms_txt() -> Response {
