@@ -410,7 +410,6 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     renderer: Option<Renderer>,
     security_headers: Vec<(header::HeaderName, HeaderValue)>,
-    request_ids: RequestIds,
     pub(crate) cookie_key: cookie::Key,
     pub(crate) table: Arc<Table>,
 }
@@ -451,7 +450,6 @@ impl Shared {
             cookie_key,
             table,
             security_headers,
-            request_ids: RequestIds::new(),
         }
     }
 
@@ -466,15 +464,27 @@ impl Shared {
     }
 }
 
-/// Request IDs: a random per-process prefix and a counter, so generating
-/// one is an increment and a format, not a call to the OS.
-struct RequestIds {
-    prefix: u64,
-    counter: AtomicU64,
+/// Request IDs: a random per-process prefix and a counter, rendered in
+/// batches of [`ID_BATCH`] per thread into one buffer, so a request's ID is
+/// a slice of it: no allocation, no call to the OS, one shared counter
+/// touch per batch.
+const ID_BATCH: usize = 64;
+const ID_LEN: usize = 32;
+
+struct IdBatch {
+    buf: bytes::Bytes,
+    next: usize,
 }
 
-impl RequestIds {
-    fn new() -> Self {
+thread_local! {
+    static ID_BATCHES: std::cell::RefCell<IdBatch> = const {
+        std::cell::RefCell::new(IdBatch { buf: bytes::Bytes::new(), next: ID_BATCH })
+    };
+}
+
+fn id_prefix() -> u64 {
+    static PREFIX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *PREFIX.get_or_init(|| {
         use std::hash::{BuildHasher, Hasher};
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u128(
@@ -483,19 +493,32 @@ impl RequestIds {
                 .map_or(0, |d| d.as_nanos()),
         );
         h.write_u32(std::process::id());
-        RequestIds {
-            prefix: h.finish(),
-            counter: AtomicU64::new(0),
-        }
-    }
+        h.finish()
+    })
+}
 
-    fn next(&self) -> RequestIdValue {
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let mut buf = [0u8; 32];
-        hex(self.prefix, &mut buf[..16]);
-        hex(n, &mut buf[16..]);
-        RequestIdValue::Generated(buf)
-    }
+fn next_request_id() -> RequestIdValue {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    ID_BATCHES.with(|batch| {
+        let mut batch = batch.borrow_mut();
+        if batch.next == ID_BATCH {
+            let first = COUNTER.fetch_add(ID_BATCH as u64, Ordering::Relaxed);
+            let prefix = id_prefix();
+            let mut buf = vec![0u8; ID_BATCH * ID_LEN];
+            for (i, id) in buf.chunks_exact_mut(ID_LEN).enumerate() {
+                hex(prefix, &mut id[..16]);
+                hex(first + i as u64, &mut id[16..]);
+            }
+            *batch = IdBatch {
+                buf: bytes::Bytes::from(buf),
+                next: 0,
+            };
+        }
+        let at = batch.next * ID_LEN;
+        batch.next += 1;
+        HeaderValue::from_maybe_shared(batch.buf.slice(at..at + ID_LEN))
+            .unwrap_or_else(|_| HeaderValue::from_static("0"))
+    })
 }
 
 fn hex(mut n: u64, out: &mut [u8]) {
@@ -548,11 +571,7 @@ impl AppService {
     ///
     /// Never fails and never panics: a panicking handler becomes a `500`
     /// problem, a handler slower than the request timeout a `503`.
-    pub fn call(
-        &self,
-        req: Request,
-        peer: Option<SocketAddr>,
-    ) -> impl Future<Output = Response> + Send + 'static {
+    pub fn call(&self, req: Request, peer: Option<SocketAddr>) -> ResponseFuture {
         self.call_with_drain(req, peer, None)
     }
 
@@ -561,81 +580,178 @@ impl AppService {
         req: Request,
         peer: Option<SocketAddr>,
         drain: Option<Arc<crate::drain::DrainState>>,
-    ) -> impl Future<Output = Response> + Send + 'static {
+    ) -> ResponseFuture {
         let inner = Arc::clone(&self.inner);
-        let prepared = prepare(&inner.shared, req, peer, drain);
-        let is_head = prepared
-            .as_ref()
-            .is_ok_and(|(req, _)| req.method() == Method::HEAD);
-        async move {
-            let shared = &inner.shared;
-            let (req, request_id) = match prepared {
-                Ok(ok) => ok,
-                Err(res) => return finish(shared, res, None, is_head),
-            };
-            let timeout = shared.config.timeouts.request;
-            let started = shared.config.access_log.then(|| {
-                (
-                    std::time::Instant::now(),
-                    req.method().clone(),
-                    req.uri().path().to_owned(),
-                )
-            });
-            let run = AssertUnwindSafe(inner.chain.call(req)).catch_unwind();
-            let res = match tokio::time::timeout(timeout, run).await {
-                Ok(Ok(res)) => res,
-                Ok(Err(panic)) => panic_response(shared, panic, peer),
-                Err(_) => Problem::new(StatusCode::SERVICE_UNAVAILABLE)
-                    .with_detail(format!(
-                        "the server did not answer within the request timeout ({} ms)",
-                        timeout.as_millis()
-                    ))
-                    .into_response(),
-            };
-            if let Some((started, method, path)) = started {
-                tracing::info!(
-                    target: "tern::access",
-                    %method,
-                    path,
-                    status = res.status().as_u16(),
-                    micros = started.elapsed().as_micros() as u64,
-                    request_id = std::str::from_utf8(request_id.as_bytes()).unwrap_or_default(),
-                    "request"
-                );
+        let state = match prepare(&inner.shared, req, peer, drain) {
+            Err(res) => State::Done(Some(finish(&inner.shared, res, None, false))),
+            Ok((req, request_id)) => {
+                let is_head = req.method() == Method::HEAD;
+                let log = inner.shared.config.access_log.then(|| {
+                    Box::new(AccessLog {
+                        started: std::time::Instant::now(),
+                        method: req.method().clone(),
+                        path: req.uri().path().to_owned(),
+                    })
+                });
+                State::Running {
+                    fut: inner.chain.call(req),
+                    timer: None,
+                    request_id,
+                    is_head,
+                    peer,
+                    log,
+                }
             }
-            finish(shared, res, Some(request_id), is_head)
+        };
+        ResponseFuture { inner, state }
+    }
+}
+
+/// The future of one request through an [`AppService`]: the app's
+/// middleware chain and handler, guarded against panics and the request
+/// timeout, then the response's final touches (exact `Content-Length`,
+/// request ID, security headers, the problem renderer).
+///
+/// The request timeout's timer is only set if the handler has to wait
+/// (most answer on their first poll and never touch the timer wheel), so
+/// the timeout counts from the handler's first wait.
+pub struct ResponseFuture {
+    inner: Arc<AppInner>,
+    state: State,
+}
+
+enum State {
+    Running {
+        fut: crate::handler::BoxFuture,
+        timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+        request_id: RequestIdValue,
+        is_head: bool,
+        peer: Option<SocketAddr>,
+        log: Option<Box<AccessLog>>,
+    },
+    Done(Option<Response>),
+}
+
+struct AccessLog {
+    started: std::time::Instant,
+    method: Method,
+    path: String,
+}
+
+impl fmt::Debug for ResponseFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ResponseFuture")
+    }
+}
+
+impl Future for ResponseFuture {
+    type Output = Response;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        let this = self.get_mut();
+        let shared = &this.inner.shared;
+        let res = match &mut this.state {
+            State::Done(res) => {
+                return Poll::Ready(res.take().unwrap_or_else(|| {
+                    Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+                        .with_detail("the response was already taken")
+                        .into_response()
+                }))
+            }
+            State::Running {
+                fut, timer, peer, ..
+            } => {
+                let polled = std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx)));
+                match polled {
+                    Ok(Poll::Ready(res)) => res,
+                    Err(panic) => panic_response(shared, panic, *peer),
+                    Ok(Poll::Pending) => {
+                        let limit = shared.config.timeouts.request;
+                        let timer =
+                            timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+                        match timer.as_mut().poll(cx) {
+                            Poll::Pending => return Poll::Pending,
+                            Poll::Ready(()) => Problem::new(StatusCode::SERVICE_UNAVAILABLE)
+                                .with_detail(format!(
+                                    "the server did not answer within the request timeout ({} ms)",
+                                    limit.as_millis()
+                                ))
+                                .into_response(),
+                        }
+                    }
+                }
+            }
+        };
+        let State::Running {
+            request_id,
+            is_head,
+            log,
+            ..
+        } = std::mem::replace(&mut this.state, State::Done(None))
+        else {
+            return Poll::Ready(res);
+        };
+        if let Some(log) = log {
+            tracing::info!(
+                target: "tern::access",
+                method = %log.method,
+                path = log.path,
+                status = res.status().as_u16(),
+                micros = log.started.elapsed().as_micros() as u64,
+                request_id = std::str::from_utf8(request_id.as_bytes()).unwrap_or_default(),
+                "request"
+            );
         }
+        Poll::Ready(finish(shared, res, Some(request_id), is_head))
     }
 }
 
 /// RFC 9112 rules hyper leaves to the server: an HTTP/1.1 request has
 /// exactly one `Host` (§3.2), and the only transfer coding served is a
 /// single `chunked` (§6.1: 501 for the others, rather than handing the app
-/// a body still in a coding it did not ask for).
+/// a body still in a coding it did not ask for); and a declared body
+/// larger than the limit is refused before it is read (413). One pass over
+/// the headers rather than a lookup per rule.
 #[allow(clippy::result_large_err)] // the error path is the rare one
-fn check_framing(req: &Request) -> Result<(), Problem> {
-    let headers = req.headers();
-    if req.version() <= http::Version::HTTP_11 {
-        let mut hosts = headers.get_all(header::HOST).iter();
-        match (hosts.next(), hosts.next()) {
-            (None, _)
-                if req.version() == http::Version::HTTP_11 && req.uri().authority().is_none() =>
-            {
-                return Err(Problem::new(StatusCode::BAD_REQUEST)
-                    .with_detail("an HTTP/1.1 request must carry a `Host` header"));
-            }
-            (Some(_), Some(_)) => {
-                return Err(Problem::new(StatusCode::BAD_REQUEST)
-                    .with_detail("the request carries more than one `Host` header"));
-            }
-            _ => {}
+fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
+    let (mut hosts, mut codings) = (0u32, 0u32);
+    let mut coding = None;
+    let mut length = None;
+    for (name, value) in req.headers() {
+        if name == header::HOST {
+            hosts += 1;
+        } else if name == header::TRANSFER_ENCODING {
+            codings += 1;
+            coding = Some(value);
+        } else if name == header::CONTENT_LENGTH {
+            length = Some(value);
         }
     }
-    let mut codings = headers.get_all(header::TRANSFER_ENCODING).iter();
-    if let Some(first) = codings.next() {
-        if codings.next().is_some() || !first.as_bytes().eq_ignore_ascii_case(b"chunked") {
+    if req.version() <= http::Version::HTTP_11 {
+        if hosts == 0 && req.version() == http::Version::HTTP_11 && req.uri().authority().is_none()
+        {
+            return Err(Problem::new(StatusCode::BAD_REQUEST)
+                .with_detail("an HTTP/1.1 request must carry a `Host` header"));
+        }
+        if hosts > 1 {
+            return Err(Problem::new(StatusCode::BAD_REQUEST)
+                .with_detail("the request carries more than one `Host` header"));
+        }
+    }
+    if let Some(first) = coding {
+        if codings > 1 || !first.as_bytes().eq_ignore_ascii_case(b"chunked") {
             return Err(Problem::new(StatusCode::NOT_IMPLEMENTED)
                 .with_detail("only `Transfer-Encoding: chunked` is supported; send the body chunked or with a `Content-Length`"));
+        }
+    }
+    if let Some(len) = length {
+        let len = len.to_str().ok().and_then(|s| s.parse::<u64>().ok());
+        if len.is_some_and(|len| len > max_body) {
+            return Err(
+                Problem::new(StatusCode::PAYLOAD_TOO_LARGE).with_detail(format!(
+                    "the request body is larger than the limit of {max_body} bytes"
+                )),
+            );
         }
     }
     Ok(())
@@ -651,19 +767,8 @@ fn prepare(
     drain: Option<Arc<crate::drain::DrainState>>,
 ) -> Result<(Request, RequestIdValue), Response> {
     let config = &shared.config;
-    if let Err(problem) = check_framing(&req) {
+    if let Err(problem) = check_head(&req, config.limits.max_body_bytes) {
         return Err(problem.into_response());
-    }
-    if let Some(len) = req.headers().get(header::CONTENT_LENGTH) {
-        let len = len.to_str().ok().and_then(|s| s.parse::<u64>().ok());
-        if len.is_some_and(|len| len > config.limits.max_body_bytes) {
-            return Err(Problem::new(StatusCode::PAYLOAD_TOO_LARGE)
-                .with_detail(format!(
-                    "the request body is larger than the limit of {} bytes",
-                    config.limits.max_body_bytes
-                ))
-                .into_response());
-        }
     }
     if !config.allowed_hosts.is_empty() {
         let host = crate::extract::host_of(&req);
@@ -680,13 +785,15 @@ fn prepare(
                 .into_response());
         }
     }
-    let trusted_id = req
-        .headers()
-        .get(&config.request_id_header)
-        .filter(|v| v.len() <= 128 && !v.is_empty() && shared.is_trusted_proxy(peer))
-        .cloned()
-        .map(RequestIdValue::Incoming);
-    let request_id = trusted_id.unwrap_or_else(|| shared.request_ids.next());
+    let trusted_id = if shared.is_trusted_proxy(peer) {
+        req.headers()
+            .get(&config.request_id_header)
+            .filter(|v| v.len() <= 128 && !v.is_empty())
+            .cloned()
+    } else {
+        None
+    };
+    let request_id = trusted_id.unwrap_or_else(next_request_id);
     req.extensions_mut().insert(Ctx {
         shared: Arc::clone(shared),
         peer,
@@ -718,7 +825,7 @@ fn finish(
     }
     let headers = res.headers_mut();
     if let Some(id) = request_id {
-        headers.insert(shared.config.request_id_header.clone(), id.to_header());
+        headers.insert(shared.config.request_id_header.clone(), id);
     }
     for (name, value) in &shared.security_headers {
         if !headers.contains_key(name) {
@@ -778,10 +885,8 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = futures_util::future::Map<
-        std::pin::Pin<Box<dyn Future<Output = Response> + Send>>,
-        fn(Response) -> Result<Response, Infallible>,
-    >;
+    type Future =
+        futures_util::future::Map<ResponseFuture, fn(Response) -> Result<Response, Infallible>>;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
@@ -789,8 +894,6 @@ where
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
         let peer = req.extensions().get::<std::net::SocketAddr>().copied();
-        let fut: std::pin::Pin<Box<dyn Future<Output = Response> + Send>> =
-            Box::pin(AppService::call(self, req.map(Body::new), peer));
-        fut.map(Ok)
+        AppService::call(self, req.map(Body::new), peer).map(Ok)
     }
 }

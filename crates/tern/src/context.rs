@@ -4,6 +4,7 @@
 use std::{net::SocketAddr, sync::Arc};
 
 use http::HeaderValue;
+use smallvec::SmallVec;
 
 use crate::app::Shared;
 
@@ -23,9 +24,11 @@ pub(crate) struct Ctx {
 pub(crate) struct PathParams {
     host_names: Option<Arc<[Box<str>]>>,
     names: Option<Arc<[Box<str>]>>,
-    /// Every value, one after the other; `ends[i]` is where value `i` ends.
-    values: String,
-    ends: Vec<usize>,
+    /// Every value, one after the other (UTF-8); `ends[i]` is where value
+    /// `i` ends. Inline up to a few short values: most requests allocate
+    /// nothing for their parameters.
+    values: SmallVec<[u8; 48]>,
+    ends: SmallVec<[u32; 4]>,
 }
 
 impl PathParams {
@@ -49,10 +52,10 @@ impl PathParams {
     }
 
     fn push(&mut self, params: &tern_router::Params<'_, '_>) {
-        self.ends.reserve(params.len());
         for (_, value) in params.iter() {
-            self.values.push_str(value);
-            self.ends.push(self.values.len());
+            self.values.extend_from_slice(value.as_bytes());
+            self.ends
+                .push(u32::try_from(self.values.len()).unwrap_or(u32::MAX));
         }
     }
 
@@ -63,8 +66,14 @@ impl PathParams {
         names
             .zip(self.ends.iter().enumerate())
             .map(move |(name, (i, &end))| {
-                let start = if i == 0 { 0 } else { self.ends[i - 1] };
-                (&**name, &self.values[start..end])
+                let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+                // Whole values were pushed, so every range is UTF-8.
+                let value = self
+                    .values
+                    .get(start..end as usize)
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .unwrap_or_default();
+                (&**name, value)
             })
     }
 
@@ -90,29 +99,7 @@ pub(crate) fn param_names(pattern: &str) -> Arc<[Box<str>]> {
     names.into()
 }
 
-/// A request ID: generated ones stay inline (no allocation until the
-/// response header is written), trusted incoming ones share the request's
-/// buffer.
-#[derive(Clone)]
-pub(crate) enum RequestIdValue {
-    Generated([u8; 32]),
-    Incoming(HeaderValue),
-}
-
-impl RequestIdValue {
-    pub(crate) fn as_bytes(&self) -> &[u8] {
-        match self {
-            RequestIdValue::Generated(buf) => buf,
-            RequestIdValue::Incoming(value) => value.as_bytes(),
-        }
-    }
-
-    pub(crate) fn to_header(&self) -> HeaderValue {
-        match self {
-            RequestIdValue::Generated(buf) => {
-                HeaderValue::from_bytes(buf).unwrap_or_else(|_| HeaderValue::from_static("0"))
-            }
-            RequestIdValue::Incoming(value) => value.clone(),
-        }
-    }
-}
+/// A request ID: generated ones are slices of a shared batch (see
+/// `app::next_request_id`), trusted incoming ones share the request's
+/// buffer; either way cloning it into the response is a reference count.
+pub(crate) type RequestIdValue = HeaderValue;

@@ -53,6 +53,18 @@ where
 }
 
 macro_rules! impl_handler {
+    // A single extractor takes the request as it is: no split and rejoin.
+    (@parts $req:ident $state:ident) => {};
+    (@parts $req:ident $state:ident $($ty:ident)+) => {
+        let (mut parts, body) = $req.into_parts();
+        $(
+            let $ty = match $ty::from_request_parts(&mut parts, &$state).await {
+                Ok(value) => value,
+                Err(rejection) => return rejection.into_response(),
+            };
+        )+
+        let $req = Request::from_parts(parts, body);
+    };
     ([$($ty:ident),*], $last:ident) => {
         #[allow(non_snake_case, unused_mut)]
         impl<F, Fut, S, Res, M, $($ty,)* $last> Handler<(M, $($ty,)* $last,), S> for F
@@ -66,14 +78,7 @@ macro_rules! impl_handler {
         {
             fn call(self, req: Request, state: S) -> BoxFuture {
                 Box::pin(async move {
-                    let (mut parts, body) = req.into_parts();
-                    $(
-                        let $ty = match $ty::from_request_parts(&mut parts, &state).await {
-                            Ok(value) => value,
-                            Err(rejection) => return rejection.into_response(),
-                        };
-                    )*
-                    let req = Request::from_parts(parts, body);
+                    impl_handler!(@parts req state $($ty)*);
                     let $last = match $last::from_request(req, &state).await {
                         Ok(value) => value,
                         Err(rejection) => return rejection.into_response(),

@@ -82,7 +82,7 @@ pub mod test;
 #[cfg(feature = "tls")]
 mod tls;
 
-pub use app::{App, AppService, BuildError, Scope};
+pub use app::{App, AppService, BuildError, ResponseFuture, Scope};
 pub use config::Config;
 pub use drain::{DrainGuard, Shutdown};
 pub use handler::Handler;

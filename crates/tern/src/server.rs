@@ -27,7 +27,7 @@ use tern_core::{body::Body, Response};
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     net::TcpListener,
-    sync::{watch, Notify},
+    sync::watch,
 };
 
 use crate::{
@@ -253,19 +253,25 @@ async fn serve_connection<I>(
     let io = TokioIo::new(WatchedIo::new(io, Arc::clone(&activity)));
     let conn = builder.serve_connection_with_upgrades(io, service);
     tokio::pin!(conn);
+    // The watchdog's timer is armed early enough for any deadline that can
+    // arise before it fires (see `Activity::next_check`), so requests never
+    // touch it: it wakes at most every `min(header_read, keep_alive)`.
+    let check = tokio::time::sleep_until(activity.next_check(timeouts).into());
+    tokio::pin!(check);
     let mut closing = false;
     loop {
-        let deadline = activity.deadline(timeouts);
         tokio::select! {
+            biased;
             _ = conn.as_mut() => break,
             _ = stop.wait_for(|s| *s), if !closing => {
                 conn.as_mut().graceful_shutdown();
                 closing = true;
             }
-            () = activity.head_begun.notified(), if !closing => {}
-            () = tokio::time::sleep_until(deadline.into()), if !closing => {
+            () = check.as_mut(), if !closing => {
                 match activity.verdict(timeouts) {
-                    Verdict::Wait => {}
+                    Verdict::Wait => {
+                        check.as_mut().reset(activity.next_check(timeouts).into());
+                    }
                     Verdict::Idle => {
                         conn.as_mut().graceful_shutdown();
                         closing = true;
@@ -364,8 +370,6 @@ struct Activity {
     in_flight: AtomicU32,
     /// Whether a request has ever been received on this connection.
     started: AtomicBool,
-    /// Wakes the watchdog when a new head begins after an idle time.
-    head_begun: Notify,
 }
 
 const NO_HEAD: u64 = u64::MAX;
@@ -384,7 +388,6 @@ impl Activity {
             head_ms: AtomicU64::new(NO_HEAD),
             in_flight: AtomicU32::new(0),
             started: AtomicBool::new(false),
-            head_begun: Notify::new(),
         }
     }
 
@@ -403,7 +406,6 @@ impl Activity {
             && self.head_ms.load(Ordering::Relaxed) == NO_HEAD
         {
             self.head_ms.store(self.now_ms(), Ordering::Relaxed);
-            self.head_begun.notify_one();
         }
     }
 
@@ -418,7 +420,17 @@ impl Activity {
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// When the watchdog should look next.
+    /// When the watchdog should look next: the current deadline, or
+    /// earlier. Any deadline that can arise later (a head beginning, a
+    /// response ending) is at least `min(header_read, keep_alive)` from
+    /// now, so nothing needs to wake the watchdog in between; looking
+    /// early only re-arms it.
+    fn next_check(&self, t: &Timeouts) -> Instant {
+        let soonest_new = Instant::now() + t.header_read.min(t.keep_alive);
+        self.deadline(t).min(soonest_new)
+    }
+
+    /// The connection's current deadline.
     fn deadline(&self, t: &Timeouts) -> Instant {
         if self.in_flight.load(Ordering::Relaxed) > 0 {
             return Instant::now() + t.keep_alive;
@@ -529,22 +541,43 @@ struct ConnService {
 impl hyper::service::Service<http::Request<Incoming>> for ConnService {
     type Response = Response;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+    type Future = ConnFuture;
 
-    fn call(&self, req: http::Request<Incoming>) -> Self::Future {
-        let activity = Arc::clone(&self.activity);
-        activity.on_request();
+    #[inline]
+    fn call(&self, req: http::Request<Incoming>) -> ConnFuture {
+        self.activity.on_request();
         let max_body = self.max_body;
-        let fut = self.app.call_with_drain(
-            req.map(|b| Body::from_incoming(b, max_body)),
-            Some(self.peer),
-            Some(Arc::clone(&self.drain)),
-        );
-        Box::pin(async move {
-            let res = fut.await;
-            activity.on_response();
-            Ok(res)
-        })
+        ConnFuture {
+            fut: self.app.call_with_drain(
+                req.map(|b| Body::from_incoming(b, max_body)),
+                Some(self.peer),
+                Some(Arc::clone(&self.drain)),
+            ),
+            activity: Arc::clone(&self.activity),
+        }
+    }
+}
+
+/// One request on a connection: the app's future, then the connection's
+/// activity note (no allocation of its own).
+struct ConnFuture {
+    fut: crate::app::ResponseFuture,
+    activity: Arc<Activity>,
+}
+
+impl Future for ConnFuture {
+    type Output = Result<Response, Infallible>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.fut).poll(cx) {
+            Poll::Ready(res) => {
+                this.activity.on_response();
+                Poll::Ready(Ok(res))
+            }
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 

@@ -363,6 +363,72 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_, '_> {
     }
 }
 
+/// Route parameters, read the way [`NodeDe`] reads them in path mode;
+/// the common case, one parameter read as a scalar (`Path<u64>`), goes
+/// straight to the value without building a tree.
+pub(crate) struct ParamsDe<'p> {
+    pub(crate) params: &'p [(&'p str, &'p str)],
+}
+
+impl ParamsDe<'_> {
+    fn with_tree<R>(&self, read: impl FnOnce(NodeDe<'_, '_>) -> R) -> R {
+        let node = Node::Map(
+            self.params
+                .iter()
+                .map(|&(k, v)| (Cow::Borrowed(k), Node::Value(Cow::Borrowed(v))))
+                .collect(),
+        );
+        read(NodeDe {
+            node: &node,
+            path_mode: true,
+        })
+    }
+}
+
+macro_rules! param_scalar {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
+            match self.params {
+                [(name, value)] => ValueDe(value).$method(visitor).map_err(|e| e.at(name)),
+                _ => self.with_tree(|de| de.$method(visitor)),
+            }
+        }
+    )*};
+}
+
+macro_rules! param_tree {
+    ($($method:ident($($arg:ident: $ty:ty),*))*) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, DeError> {
+            self.with_tree(|de| de.$method($($arg,)* visitor))
+        }
+    )*};
+}
+
+impl<'de> de::Deserializer<'de> for ParamsDe<'_> {
+    type Error = DeError;
+
+    param_scalar! {
+        deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64 deserialize_i128
+        deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
+        deserialize_f32 deserialize_f64 deserialize_char deserialize_str deserialize_string
+        deserialize_bytes deserialize_byte_buf deserialize_unit deserialize_identifier
+    }
+
+    param_tree! {
+        deserialize_any()
+        deserialize_option()
+        deserialize_unit_struct(name: &'static str)
+        deserialize_newtype_struct(name: &'static str)
+        deserialize_seq()
+        deserialize_tuple(len: usize)
+        deserialize_tuple_struct(name: &'static str, len: usize)
+        deserialize_map()
+        deserialize_struct(name: &'static str, fields: &'static [&'static str])
+        deserialize_enum(name: &'static str, variants: &'static [&'static str])
+        deserialize_ignored_any()
+    }
+}
+
 struct SeqAccess<'a, 'n> {
     items: std::slice::Iter<'n, Node<'a>>,
     index: usize,

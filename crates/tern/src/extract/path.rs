@@ -1,12 +1,8 @@
 use http::{request::Parts, StatusCode};
 use serde::de::DeserializeOwned;
-use std::borrow::Cow;
 use tern_core::extract::FromRequestParts;
 
-use super::{
-    de::{Node, NodeDe},
-    Rejection,
-};
+use super::{de::ParamsDe, Rejection};
 use crate::context::Ctx;
 
 /// Typed route parameters.
@@ -49,25 +45,17 @@ where
                     "`Path` was used on a request that was not routed by a Tern app",
                 )
             })?;
-        let node = Node::Map(
-            ctx.params
-                .iter()
-                .map(|(k, v)| (Cow::Borrowed(k), Node::Value(Cow::Borrowed(v))))
-                .collect(),
-        );
-        T::deserialize(NodeDe {
-            node: &node,
-            path_mode: true,
-        })
-        .map(Path)
-        .map_err(|e| {
-            let detail = if e.path.is_empty() {
-                format!("the path parameters are invalid: {}", e.message)
-            } else {
-                format!("path parameter `{}`: {}", e.path, e.message)
-            };
-            Rejection::invalid(StatusCode::BAD_REQUEST, detail).with_field(&e.path)
-        })
+        let pairs: smallvec::SmallVec<[(&str, &str); 4]> = ctx.params.iter().collect();
+        T::deserialize(ParamsDe { params: &pairs })
+            .map(Path)
+            .map_err(|e| {
+                let detail = if e.path.is_empty() {
+                    format!("the path parameters are invalid: {}", e.message)
+                } else {
+                    format!("path parameter `{}`: {}", e.path, e.message)
+                };
+                Rejection::invalid(StatusCode::BAD_REQUEST, detail).with_field(&e.path)
+            })
     }
 }
 
