@@ -264,6 +264,25 @@ fn progress(msg: &str) {
     let _ = std::io::stderr().flush();
 }
 
+/// `[#####.....] 12/40  ETA 3m20s`: a progress bar for the trial loop.
+fn bar(done: usize, total: usize, started: std::time::Instant) -> String {
+    const WIDTH: usize = 24;
+    let total = total.max(1);
+    let filled = done * WIDTH / total;
+    let eta = if done > 1 {
+        let per = started.elapsed().as_secs_f64() / (done - 1) as f64;
+        let left = (per * (total - done + 1) as f64) as u64;
+        format!("  ETA {}m{:02}s", left / 60, left % 60)
+    } else {
+        String::new()
+    };
+    format!(
+        "[{}{}] {done}/{total}{eta}",
+        "#".repeat(filled),
+        ".".repeat(WIDTH - filled)
+    )
+}
+
 fn idle_rss(server: &ServerProcess, n: usize) -> Result<(u64, u64)> {
     let before = server.usage()?.rss_kib;
     let mut conns = Vec::with_capacity(n);
@@ -333,6 +352,7 @@ pub fn run(opts: &Options) -> Result<Evidence> {
     let total =
         opts.settings.rounds * chosen.len() * opts.settings.connections.len() * servers.len();
     let mut done = 0;
+    let loop_started = std::time::Instant::now();
     for round in 0..opts.settings.rounds {
         let mut order: Vec<&ServerInfo> = servers.iter().collect();
         let len = order.len();
@@ -345,8 +365,10 @@ pub fn run(opts: &Options) -> Result<Evidence> {
                         continue;
                     }
                     progress(&format!(
-                        "[{done}/{total}] round {round} {} {} c={conns}",
-                        w.name, s.name
+                        "{} round {round} {} {} c={conns}",
+                        bar(done, total, loop_started),
+                        w.name,
+                        s.name
                     ));
                     let server = ServerProcess::start(
                         Path::new(&s.binary),
