@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::{
     process::ServerProcess,
-    run::{build_peers, Drive, Workload},
+    run::{Drive, Workload},
     stats::median,
     wrk,
 };
@@ -134,25 +134,41 @@ pub struct Side {
     pub binary: PathBuf,
 }
 
-/// Builds the peers of `root` and returns its Tern binary.
-pub fn build_side(name: &'static str, root: &Path, features: &[String]) -> Result<Side> {
-    if features.is_empty() {
-        build_peers(root, "release")?;
-    } else {
-        let status = Command::new("cargo")
-            .args(["build", "--locked", "--release", "--manifest-path"])
-            .arg(root.join("bench/peers/Cargo.toml"))
-            .args(["--bins", "--features"])
-            .arg(features.join(","))
-            .status()
-            .context("cannot run cargo")?;
-        if !status.success() {
-            bail!("building bench/peers of {name} with features {features:?} failed");
-        }
+/// Builds the Tern peer of the checkout at `root` (only `peer-tern`: the
+/// other peers are not compared) into `target_dir`, and returns it.
+///
+/// Both sides use stable target directories under the main checkout's
+/// `target/` (`bench-head`, `bench-base`), so repeated comparisons only
+/// rebuild what changed, and the head's build never overwrites the
+/// binaries `tern-bench run` measures.
+pub fn build_side(
+    name: &'static str,
+    root: &Path,
+    target_dir: &Path,
+    features: &[String],
+) -> Result<Side> {
+    let mut cmd = Command::new("cargo");
+    cmd.args([
+        "build",
+        "--locked",
+        "--release",
+        "-p",
+        "peer-tern",
+        "--manifest-path",
+    ])
+    .arg(root.join("bench/peers/Cargo.toml"))
+    .arg("--target-dir")
+    .arg(target_dir);
+    if !features.is_empty() {
+        cmd.arg("--features").arg(features.join(","));
+    }
+    let status = cmd.status().context("cannot run cargo")?;
+    if !status.success() {
+        bail!("building the Tern peer of {name} (features {features:?}) failed");
     }
     Ok(Side {
         name,
-        binary: root.join("bench/peers/target/release/peer-tern"),
+        binary: target_dir.join("release/peer-tern"),
     })
 }
 

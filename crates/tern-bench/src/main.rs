@@ -210,8 +210,14 @@ fn main() -> Result<()> {
                 anyhow::bail!("unknown workload in {workloads:?}");
             }
             let worktree = compare::Worktree::add(&root, &base)?;
-            let base_side = compare::build_side("base", &worktree.path, &[])?;
-            let head_side = compare::build_side("head", &root, &head_features)?;
+            let base_side =
+                compare::build_side("base", &worktree.path, &root.join("target/bench-base"), &[])?;
+            let head_side = compare::build_side(
+                "head",
+                &root,
+                &root.join("target/bench-head"),
+                &head_features,
+            )?;
             let verdicts = compare::compare(
                 &head_side,
                 &base_side,

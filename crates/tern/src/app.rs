@@ -584,7 +584,7 @@ impl AppService {
         let inner = Arc::clone(&self.inner);
         let state = match prepare(&inner.shared, req, peer, drain) {
             Err(res) => State::Done(Some(finish(&inner.shared, res, None, false))),
-            Ok((req, request_id)) => {
+            Ok((req, ctx)) => {
                 let is_head = req.method() == Method::HEAD;
                 let log = inner.shared.config.access_log.then(|| {
                     Box::new(AccessLog {
@@ -593,12 +593,17 @@ impl AppService {
                         path: req.uri().path().to_owned(),
                     })
                 });
+                let mut ctx = Some(Box::new(ctx));
+                // Routing (and any synchronous part of the chain) runs here.
+                let fut = {
+                    let _entered = crate::context::enter(&mut ctx);
+                    inner.chain.call(req)
+                };
                 State::Running {
-                    fut: inner.chain.call(req),
+                    fut,
+                    ctx,
                     timer: None,
-                    request_id,
                     is_head,
-                    peer,
                     log,
                 }
             }
@@ -623,10 +628,9 @@ pub struct ResponseFuture {
 enum State {
     Running {
         fut: crate::handler::BoxFuture,
+        ctx: Option<Box<Ctx>>,
         timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
-        request_id: RequestIdValue,
         is_head: bool,
-        peer: Option<SocketAddr>,
         log: Option<Box<AccessLog>>,
     },
     Done(Option<Response>),
@@ -659,12 +663,15 @@ impl Future for ResponseFuture {
                 }))
             }
             State::Running {
-                fut, timer, peer, ..
+                fut, ctx, timer, ..
             } => {
-                let polled = std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx)));
+                let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    let _entered = crate::context::enter(ctx);
+                    fut.as_mut().poll(cx)
+                }));
                 match polled {
                     Ok(Poll::Ready(res)) => res,
-                    Err(panic) => panic_response(shared, panic, *peer),
+                    Err(panic) => panic_response(shared, panic, ctx.as_ref().and_then(|c| c.peer)),
                     Ok(Poll::Pending) => {
                         let limit = shared.config.timeouts.request;
                         let timer =
@@ -683,14 +690,12 @@ impl Future for ResponseFuture {
             }
         };
         let State::Running {
-            request_id,
-            is_head,
-            log,
-            ..
+            ctx, is_head, log, ..
         } = std::mem::replace(&mut this.state, State::Done(None))
         else {
             return Poll::Ready(res);
         };
+        let request_id = ctx.map(|ctx| ctx.request_id);
         if let Some(log) = log {
             tracing::info!(
                 target: "tern::access",
@@ -698,11 +703,14 @@ impl Future for ResponseFuture {
                 path = log.path,
                 status = res.status().as_u16(),
                 micros = log.started.elapsed().as_micros() as u64,
-                request_id = std::str::from_utf8(request_id.as_bytes()).unwrap_or_default(),
+                request_id = request_id
+                    .as_ref()
+                    .and_then(|id| id.to_str().ok())
+                    .unwrap_or_default(),
                 "request"
             );
         }
-        Poll::Ready(finish(shared, res, Some(request_id), is_head))
+        Poll::Ready(finish(shared, res, request_id, is_head))
     }
 }
 
@@ -757,15 +765,15 @@ fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
     Ok(())
 }
 
-/// Checks done before any middleware: body length, host; then the
-/// request's context.
+/// Checks done before any middleware: framing, body length, host; then
+/// the request's context (see `context`).
 #[allow(clippy::result_large_err)] // the error path is the rare one
 fn prepare(
     shared: &Arc<Shared>,
-    mut req: Request,
+    req: Request,
     peer: Option<SocketAddr>,
     drain: Option<Arc<crate::drain::DrainState>>,
-) -> Result<(Request, RequestIdValue), Response> {
+) -> Result<(Request, Ctx), Response> {
     let config = &shared.config;
     if let Err(problem) = check_head(&req, config.limits.max_body_bytes) {
         return Err(problem.into_response());
@@ -794,14 +802,14 @@ fn prepare(
         None
     };
     let request_id = trusted_id.unwrap_or_else(next_request_id);
-    req.extensions_mut().insert(Ctx {
+    let ctx = Ctx {
         shared: Arc::clone(shared),
         peer,
-        request_id: request_id.clone(),
+        request_id,
         params: PathParams::default(),
         drain,
-    });
-    Ok((req, request_id))
+    };
+    Ok((req, ctx))
 }
 
 fn finish(

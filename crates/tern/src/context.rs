@@ -1,14 +1,93 @@
-//! What the framework attaches to every request: one extension, so a
-//! request costs one insertion however many framework values it carries.
+//! The framework's per-request values (`Ctx`): the app, the peer, the
+//! request ID, the route parameters.
+//!
+//! They are not stored in the request's extensions, which would cost three
+//! allocations per request (the map, its table, the boxed value) and a hash
+//! lookup per read: the app's [`ResponseFuture`](crate::ResponseFuture)
+//! owns the `Ctx` and makes it the thread's *current* context while it
+//! polls the middleware chain and the handler ([`enter`]), so everything
+//! the request runs through sees it ([`with`]). A request that crosses a
+//! tower layer carries a copy in its extensions instead (the layer may hand
+//! it to another task, such as `tower::buffer`'s worker), and a copy the
+//! request carries takes precedence over the current one.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{cell::RefCell, net::SocketAddr, sync::Arc};
 
 use http::HeaderValue;
 use smallvec::SmallVec;
 
 use crate::app::Shared;
 
-/// The framework's per-request values, stored as one request extension.
+thread_local! {
+    static CURRENT: RefCell<Option<Box<Ctx>>> = const { RefCell::new(None) };
+}
+
+/// While alive, the context that was in `slot` is the thread's current
+/// one and `slot` holds the previous current context (a request served
+/// inside another's handler); dropping it (also when unwinding) swaps them
+/// back. The context is boxed so that these swaps, and every move of the
+/// response future that owns it, copy a pointer rather than the whole
+/// context: one allocation per request, where storing it as a request
+/// extension costs three.
+pub(crate) struct Entered<'a> {
+    slot: &'a mut Option<Box<Ctx>>,
+}
+
+/// Makes `slot`'s context current for as long as the guard lives.
+pub(crate) fn enter(slot: &mut Option<Box<Ctx>>) -> Entered<'_> {
+    swap_current(slot);
+    Entered { slot }
+}
+
+fn swap_current(slot: &mut Option<Box<Ctx>>) {
+    CURRENT.with(|c| {
+        // Only `with` borrows, and never across a poll, so this succeeds.
+        if let Ok(mut current) = c.try_borrow_mut() {
+            std::mem::swap(&mut *current, slot);
+        }
+    });
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        swap_current(self.slot);
+    }
+}
+
+/// Runs `f` on the context of the request whose extensions these are: the
+/// copy it carries, else the thread's current one; `None` outside a Tern
+/// app.
+pub(crate) fn with<R>(extensions: &http::Extensions, f: impl FnOnce(&Ctx) -> R) -> Option<R> {
+    if let Some(ctx) = extensions.get::<Ctx>() {
+        return Some(f(ctx));
+    }
+    CURRENT.with(|c| c.try_borrow().ok()?.as_deref().map(f))
+}
+
+/// [`with`], mutably.
+pub(crate) fn with_mut<R>(
+    extensions: &mut http::Extensions,
+    f: impl FnOnce(&mut Ctx) -> R,
+) -> Option<R> {
+    if let Some(ctx) = extensions.get_mut::<Ctx>() {
+        return Some(f(ctx));
+    }
+    CURRENT.with(|c| c.try_borrow_mut().ok()?.as_deref_mut().map(f))
+}
+
+/// Gives a request about to cross a tower layer its own copy of the
+/// current context, so that it keeps it if the layer moves it to another
+/// task.
+pub(crate) fn attach(extensions: &mut http::Extensions) {
+    if extensions.get::<Ctx>().is_some() {
+        return;
+    }
+    if let Some(ctx) = CURRENT.with(|c| c.try_borrow().ok()?.as_deref().cloned()) {
+        extensions.insert(ctx);
+    }
+}
+
+/// The framework's per-request values; see the module documentation.
 #[derive(Clone)]
 pub(crate) struct Ctx {
     pub(crate) shared: Arc<Shared>,

@@ -11,7 +11,7 @@ use http::request::Parts;
 use tern_core::extract::FromRequestParts;
 use tokio::sync::{watch, Notify};
 
-use crate::{context::Ctx, extract::Rejection};
+use crate::extract::Rejection;
 
 /// One server's drain: the stop signal, and the work still holding it.
 pub(crate) struct DrainState {
@@ -127,7 +127,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Shutdown {
     type Rejection = Rejection;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
-        let state = parts.extensions.get::<Ctx>().and_then(|c| c.drain.clone());
+        let state = crate::context::with(&parts.extensions, |c| c.drain.clone()).flatten();
         Ok(Shutdown { state })
     }
 }

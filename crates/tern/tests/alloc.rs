@@ -79,7 +79,7 @@ fn allocations_per_request() {
             .unwrap()
     });
     println!("allocations per request: plaintext {plaintext}, GET /user/42 {user}, JSON POST {json_post}");
-    assert!(plaintext <= 6, "plaintext: {plaintext}");
-    assert!(user <= 8, "GET /user/42: {user}");
-    assert!(json_post <= 9, "JSON POST: {json_post}");
+    assert!(plaintext <= 4, "plaintext: {plaintext}");
+    assert!(user <= 6, "GET /user/42: {user}");
+    assert!(json_post <= 7, "JSON POST: {json_post}");
 }

@@ -528,3 +528,69 @@ async fn host_routing_with_subdomain_parameters() {
     );
     server.shutdown().await;
 }
+
+/// A tower layer that runs the inner service on another task, as
+/// `tower::buffer` does: the request's context must travel with it.
+#[derive(Clone)]
+struct OnAnotherTask;
+
+impl<S> tower::Layer<S> for OnAnotherTask {
+    type Service = OnAnotherTaskService<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        OnAnotherTaskService(inner)
+    }
+}
+
+#[derive(Clone)]
+struct OnAnotherTaskService<S>(S);
+
+impl<S> tower::Service<Request> for OnAnotherTaskService<S>
+where
+    S: tower::Service<Request, Response = Response> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Send + 'static,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<Response, S::Error>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        use tower::ServiceExt;
+        let inner = self.0.clone();
+        let task = tokio::spawn(inner.oneshot(req));
+        Box::pin(async move { task.await.unwrap() })
+    }
+}
+
+#[tokio::test]
+async fn extractors_work_behind_a_layer_that_moves_the_request_to_another_task() {
+    use tern::extract::{PeerAddr, RequestId};
+    async fn show(Path((a, b)): Path<(String, u32)>, peer: PeerAddr, id: RequestId) -> String {
+        assert!(peer.0.ip().is_loopback());
+        assert_eq!(id.0.len(), 32);
+        format!("{a} {b}")
+    }
+    let app = App::new()
+        .route("/route/{a}/{b}", get(show).layer(OnAnotherTask))
+        .scope("/app", |s| s.route("/{a}/{b}", get(show)))
+        .layer(OnAnotherTask);
+    let server = common::spawn(app).await;
+    let res = common::get(&server, "/route/x/7").await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.text(), "x 7");
+    let res = common::get(&server, "/app/y/8").await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.text(), "y 8");
+    common::get(&server, "/route/x/notanumber")
+        .await
+        .problem(400);
+    server.shutdown().await;
+}

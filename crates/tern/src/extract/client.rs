@@ -24,10 +24,8 @@ pub struct PeerAddr(pub SocketAddr);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestId(pub String);
 
-fn ctx(parts: &Parts) -> Result<&Ctx, Rejection> {
-    parts
-        .extensions
-        .get::<Ctx>()
+fn with_ctx<R>(parts: &Parts, f: impl FnOnce(&Ctx) -> R) -> Result<R, Rejection> {
+    crate::context::with(&parts.extensions, f)
         .ok_or_else(|| Rejection::internal("this request was not received by a Tern app"))
 }
 
@@ -35,23 +33,27 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
     type Rejection = Rejection;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
-        let ctx = ctx(parts)?;
-        let peer = ctx
-            .peer
-            .ok_or_else(|| Rejection::internal("the client's address is unknown"))?;
-        if let Some(name) = &ctx.shared.config.trusted_proxy_header {
-            if ctx.shared.is_trusted_proxy(Some(peer)) {
-                let forwarded = parts
-                    .headers
-                    .get_all(name)
-                    .iter()
-                    .filter_map(|v| v.to_str().ok())
-                    .flat_map(|v| v.split(','))
-                    .filter_map(|ip| parse_ip(ip.trim()))
-                    .next_back();
-                if let Some(ip) = forwarded {
-                    return Ok(ClientIp(ip));
-                }
+        let (peer, header) = with_ctx(parts, |ctx| {
+            let header = ctx.peer.and_then(|peer| {
+                let name = ctx.shared.config.trusted_proxy_header.as_ref()?;
+                ctx.shared
+                    .is_trusted_proxy(Some(peer))
+                    .then(|| name.clone())
+            });
+            (ctx.peer, header)
+        })?;
+        let peer = peer.ok_or_else(|| Rejection::internal("the client's address is unknown"))?;
+        if let Some(name) = header {
+            let forwarded = parts
+                .headers
+                .get_all(name)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .filter_map(|ip| parse_ip(ip.trim()))
+                .next_back();
+            if let Some(ip) = forwarded {
+                return Ok(ClientIp(ip));
             }
         }
         Ok(ClientIp(peer.ip()))
@@ -68,8 +70,7 @@ impl<S: Send + Sync> FromRequestParts<S> for PeerAddr {
     type Rejection = Rejection;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
-        ctx(parts)?
-            .peer
+        with_ctx(parts, |ctx| ctx.peer)?
             .map(PeerAddr)
             .ok_or_else(|| Rejection::internal("the client's address is unknown"))
     }
@@ -79,10 +80,9 @@ impl<S: Send + Sync> FromRequestParts<S> for RequestId {
     type Rejection = Rejection;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
-        let id = &ctx(parts)?.request_id;
-        Ok(RequestId(
-            String::from_utf8_lossy(id.as_bytes()).into_owned(),
-        ))
+        with_ctx(parts, |ctx| {
+            RequestId(String::from_utf8_lossy(ctx.request_id.as_bytes()).into_owned())
+        })
     }
 }
 
@@ -131,8 +131,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Urls {
     type Rejection = Rejection;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
-        Ok(Urls {
-            shared: std::sync::Arc::clone(&ctx(parts)?.shared),
+        with_ctx(parts, |ctx| Urls {
+            shared: std::sync::Arc::clone(&ctx.shared),
         })
     }
 }

@@ -5,7 +5,6 @@ use http::{header, request::Parts, HeaderValue};
 use tern_core::{extract::FromRequestParts, response::IntoResponseParts, Response};
 
 use super::Rejection;
-use crate::context::Ctx;
 
 pub use cookie::{Cookie, SameSite};
 
@@ -124,9 +123,13 @@ impl<S: Send + Sync> FromRequestParts<S> for Cookies {
     type Rejection = Rejection;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
-        let ctx = parts.extensions.get::<Ctx>().ok_or_else(|| {
-            Rejection::internal("`Cookies` needs a request received by a Tern app")
-        })?;
+        let (key, secure) = crate::context::with(&parts.extensions, |ctx| {
+            (
+                ctx.shared.cookie_key.clone(),
+                ctx.shared.config.is_production(),
+            )
+        })
+        .ok_or_else(|| Rejection::internal("`Cookies` needs a request received by a Tern app"))?;
         let mut jar = CookieJar::new();
         for value in parts.headers.get_all(header::COOKIE) {
             let Ok(value) = value.to_str() else { continue };
@@ -134,11 +137,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Cookies {
                 jar.add_original(cookie);
             }
         }
-        Ok(Cookies {
-            jar,
-            key: ctx.shared.cookie_key.clone(),
-            secure: ctx.shared.config.is_production(),
-        })
+        Ok(Cookies { jar, key, secure })
     }
 }
 

@@ -6,7 +6,6 @@ use http_body_util::BodyExt;
 use tern_core::{extract::FromRequest, Request};
 
 use super::Rejection;
-use crate::context::Ctx;
 
 /// A `multipart/form-data` body, read field by field as it arrives.
 ///
@@ -54,14 +53,11 @@ impl<S: Send + Sync> FromRequest<S> for Multipart {
                 "expected `Content-Type: multipart/form-data; boundary=...`",
             )
         })?;
-        let (field_limit, total_limit) = req
-            .extensions()
-            .get::<Ctx>()
-            .map(|c| {
-                let l = &c.shared.config.limits;
-                (l.max_multipart_field_bytes, l.max_body_bytes)
-            })
-            .unwrap_or((1024 * 1024, 2 * 1024 * 1024));
+        let (field_limit, total_limit) = crate::context::with(req.extensions(), |c| {
+            let l = &c.shared.config.limits;
+            (l.max_multipart_field_bytes, l.max_body_bytes)
+        })
+        .unwrap_or((1024 * 1024, 2 * 1024 * 1024));
         let stream = req.into_body().into_data_stream();
         let constraints = multer::Constraints::new().size_limit(
             multer::SizeLimit::new()

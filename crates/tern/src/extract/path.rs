@@ -3,7 +3,6 @@ use serde::de::DeserializeOwned;
 use tern_core::extract::FromRequestParts;
 
 use super::{de::ParamsDe, Rejection};
-use crate::context::Ctx;
 
 /// Typed route parameters.
 ///
@@ -36,26 +35,26 @@ where
     type Rejection = Rejection;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
-        let ctx = parts
-            .extensions
-            .get::<Ctx>()
-            .filter(|c| c.params.is_matched())
-            .ok_or_else(|| {
-                Rejection::internal(
-                    "`Path` was used on a request that was not routed by a Tern app",
-                )
-            })?;
-        let pairs: smallvec::SmallVec<[(&str, &str); 4]> = ctx.params.iter().collect();
-        T::deserialize(ParamsDe { params: &pairs })
-            .map(Path)
-            .map_err(|e| {
-                let detail = if e.path.is_empty() {
-                    format!("the path parameters are invalid: {}", e.message)
-                } else {
-                    format!("path parameter `{}`: {}", e.path, e.message)
-                };
-                Rejection::invalid(StatusCode::BAD_REQUEST, detail).with_field(&e.path)
-            })
+        crate::context::with(&parts.extensions, |ctx| {
+            if !ctx.params.is_matched() {
+                return None;
+            }
+            let pairs: smallvec::SmallVec<[(&str, &str); 4]> = ctx.params.iter().collect();
+            Some(T::deserialize(ParamsDe { params: &pairs }))
+        })
+        .flatten()
+        .ok_or_else(|| {
+            Rejection::internal("`Path` was used on a request that was not routed by a Tern app")
+        })?
+        .map(Path)
+        .map_err(|e| {
+            let detail = if e.path.is_empty() {
+                format!("the path parameters are invalid: {}", e.message)
+            } else {
+                format!("path parameter `{}`: {}", e.path, e.message)
+            };
+            Rejection::invalid(StatusCode::BAD_REQUEST, detail).with_field(&e.path)
+        })
     }
 }
 

@@ -150,7 +150,10 @@ where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
-    fn call(&self, req: Request) -> BoxFuture {
+    fn call(&self, mut req: Request) -> BoxFuture {
+        // The layer may hand the request to another task: it takes its
+        // context along.
+        crate::context::attach(req.extensions_mut());
         let svc = self.0.clone();
         Box::pin(async move {
             match svc.oneshot(req).await {

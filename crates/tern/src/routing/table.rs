@@ -13,7 +13,7 @@ use super::{
 };
 use crate::{
     app::BuildError,
-    context::{param_names, Ctx, PathParams},
+    context::{param_names, PathParams},
     handler::BoxFuture,
 };
 
@@ -307,9 +307,7 @@ impl Endpoint for Dispatch {
         };
         match found {
             Ok((index, params)) => {
-                if let Some(ctx) = req.extensions_mut().get_mut::<Ctx>() {
-                    ctx.params = params;
-                }
+                crate::context::with_mut(req.extensions_mut(), |ctx| ctx.params = params);
                 paths.routes[index].0.call(req)
             }
             Err(tern_router::MatchError::MalformedPath) => Box::pin(std::future::ready(
