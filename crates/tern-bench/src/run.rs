@@ -305,6 +305,10 @@ fn idle_rss(server: &ServerProcess, n: usize) -> Result<(u64, u64)> {
 
 /// Runs the whole lab and returns its evidence.
 pub fn run(opts: &Options) -> Result<Evidence> {
+    // The commit and dirty flag are read now, when the binaries are about
+    // to be checked, not at the end: edits made while a long run goes on do
+    // not change what was measured.
+    let machine = Machine::detect();
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -473,7 +477,7 @@ pub fn run(opts: &Options) -> Result<Evidence> {
     Ok(Evidence {
         schema: "tern-bench/1".into(),
         started_unix,
-        machine: Machine::detect(),
+        machine,
         settings: opts.settings.clone(),
         servers,
         workloads,
