@@ -586,6 +586,7 @@ impl AppService {
             Err(res) => State::Done(Some(finish(&inner.shared, res, None, false))),
             Ok((req, ctx)) => {
                 let is_head = req.method() == Method::HEAD;
+                let http1 = req.version() <= http::Version::HTTP_11;
                 let log = inner.shared.config.access_log.then(|| {
                     Box::new(AccessLog {
                         started: std::time::Instant::now(),
@@ -604,6 +605,7 @@ impl AppService {
                     ctx,
                     timer: None,
                     is_head,
+                    http1,
                     log,
                 }
             }
@@ -631,6 +633,7 @@ enum State {
         ctx: Option<Box<Ctx>>,
         timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
         is_head: bool,
+        http1: bool,
         log: Option<Box<AccessLog>>,
     },
     Done(Option<Response>),
@@ -690,7 +693,11 @@ impl Future for ResponseFuture {
             }
         };
         let State::Running {
-            ctx, is_head, log, ..
+            ctx,
+            is_head,
+            http1,
+            log,
+            ..
         } = std::mem::replace(&mut this.state, State::Done(None))
         else {
             return Poll::Ready(res);
@@ -710,7 +717,14 @@ impl Future for ResponseFuture {
                 "request"
             );
         }
-        Poll::Ready(finish(shared, res, request_id, is_head))
+        let mut res = finish(shared, res, request_id, is_head);
+        if http1 && res.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            // The rest of the body is unread and may be any size: the
+            // connection ends here rather than reading it to stay open.
+            res.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        Poll::Ready(res)
     }
 }
 
@@ -734,6 +748,18 @@ fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
         } else if name == header::CONTENT_LENGTH {
             length = Some(value);
         }
+    }
+    // RFC 9112 §3.2: the authority form is for CONNECT and the asterisk
+    // form for OPTIONS; anything else must be a path or an absolute URL.
+    let uri = req.uri();
+    if uri.scheme().is_none() && uri.authority().is_some() && req.method() != Method::CONNECT {
+        return Err(Problem::new(StatusCode::BAD_REQUEST).with_detail(
+            "the request target must be a path starting with `/` or an absolute URL",
+        ));
+    }
+    if uri.path() == "*" && req.method() != Method::OPTIONS {
+        return Err(Problem::new(StatusCode::BAD_REQUEST)
+            .with_detail("the request target `*` is only for OPTIONS"));
     }
     if req.version() <= http::Version::HTTP_11 {
         if hosts == 0 && req.version() == http::Version::HTTP_11 && req.uri().authority().is_none()
@@ -776,7 +802,14 @@ fn prepare(
 ) -> Result<(Request, Ctx), Response> {
     let config = &shared.config;
     if let Err(problem) = check_head(&req, config.limits.max_body_bytes) {
-        return Err(problem.into_response());
+        let mut res = problem.into_response();
+        if req.version() <= http::Version::HTTP_11 {
+            // The body was not read and its framing may be the problem:
+            // nothing after it on this connection can be trusted.
+            res.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        return Err(res);
     }
     if !config.allowed_hosts.is_empty() {
         let host = crate::extract::host_of(&req);

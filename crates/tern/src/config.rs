@@ -76,6 +76,11 @@ pub struct Timeouts {
     /// Time a handler has to produce a response head; after it the client
     /// gets `503`. `TERN_REQUEST_TIMEOUT`.
     pub request: Duration,
+    /// Time a response may wait on a client that does not read it (slow
+    /// read): the connection is closed after it. Counted only while bytes
+    /// are waiting to be sent, so a quiet stream (server-sent events
+    /// between events) is not cut. `TERN_WRITE_TIMEOUT`.
+    pub write: Duration,
     /// Time in-flight requests get to finish at shutdown.
     /// `TERN_SHUTDOWN_TIMEOUT`.
     pub shutdown: Duration,
@@ -87,6 +92,7 @@ impl Default for Timeouts {
             header_read: Duration::from_secs(10),
             keep_alive: Duration::from_secs(60),
             request: Duration::from_secs(30),
+            write: Duration::from_secs(30),
             shutdown: Duration::from_secs(30),
         }
     }
@@ -473,6 +479,7 @@ impl Config {
             ("TERN_HEADER_READ_TIMEOUT", &mut t.header_read),
             ("TERN_KEEP_ALIVE_TIMEOUT", &mut t.keep_alive),
             ("TERN_REQUEST_TIMEOUT", &mut t.request),
+            ("TERN_WRITE_TIMEOUT", &mut t.write),
             ("TERN_SHUTDOWN_TIMEOUT", &mut t.shutdown),
         ] {
             if let Some(v) = get(name) {
@@ -628,6 +635,7 @@ const KNOWN: &[&str] = &[
     "TERN_HEADER_READ_TIMEOUT",
     "TERN_KEEP_ALIVE_TIMEOUT",
     "TERN_REQUEST_TIMEOUT",
+    "TERN_WRITE_TIMEOUT",
     "TERN_SHUTDOWN_TIMEOUT",
     "TERN_TLS_CERT",
     "TERN_TLS_KEY",

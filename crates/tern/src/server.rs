@@ -27,7 +27,7 @@ use tern_core::{body::Body, Response};
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     net::TcpListener,
-    sync::watch,
+    sync::{watch, Notify},
 };
 
 use crate::{
@@ -84,8 +84,7 @@ impl Server {
                     .build()
                     .map_err(Error::io)?;
                 rt.block_on(async move {
-                    let listener =
-                        bind(config.addr, false).map_err(|e| Error::bind(config.addr, e))?;
+                    let listener = bind(config.addr).map_err(|e| Error::bind(config.addr, e))?;
                     let listener = TcpListener::from_std(listener).map_err(Error::io)?;
                     announce(&listener, &config);
                     self.serve_with_shutdown(listener, shutdown_signal())
@@ -102,7 +101,7 @@ impl Server {
         let mut listeners = Vec::with_capacity(config.workers);
         let mut addr = config.addr;
         for _ in 0..config.workers {
-            let listener = bind(addr, true).map_err(|e| Error::bind(addr, e))?;
+            let listener = bind(addr).map_err(|e| Error::bind(addr, e))?;
             // Port 0 resolves once; every worker then binds that port.
             addr = listener.local_addr().map_err(Error::io)?;
             listeners.push(listener);
@@ -248,7 +247,7 @@ async fn serve_connection<I>(
     mut stop: watch::Receiver<bool>,
     timeouts: &Timeouts,
 ) where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    I: AsyncRead + AsyncWrite + Linger + Unpin + Send + 'static,
 {
     let io = TokioIo::new(WatchedIo::new(io, Arc::clone(&activity)));
     let conn = builder.serve_connection_with_upgrades(io, service);
@@ -259,15 +258,37 @@ async fn serve_connection<I>(
     let check = tokio::time::sleep_until(activity.next_check(timeouts).into());
     tokio::pin!(check);
     let mut closing = false;
+    let mut draining = false;
     loop {
         tokio::select! {
             biased;
             _ = conn.as_mut() => break,
-            _ = stop.wait_for(|s| *s), if !closing => {
+            _ = stop.wait_for(|s| *s), if !draining && !closing => {
+                // Shutdown. A request in flight gets its answer with
+                // `Connection: close`. An idle connection is not cut at
+                // once: a client may be sending its next request right
+                // now, and closing under it would lose that request. The
+                // next request is answered (with `Connection: close`), or
+                // the connection closes after `DRAIN_IDLE_GRACE` of quiet.
+                draining = true;
+                activity.draining.store(true, Ordering::Relaxed);
+                if activity.in_flight.load(Ordering::Relaxed) > 0 {
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                } else {
+                    check.as_mut().reset((Instant::now() + DRAIN_IDLE_GRACE).into());
+                }
+            }
+            () = activity.drain_wake.notified(), if draining && !closing => {
                 conn.as_mut().graceful_shutdown();
                 closing = true;
             }
             () = check.as_mut(), if !closing => {
+                if draining {
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                    continue;
+                }
                 match activity.verdict(timeouts) {
                     Verdict::Wait => {
                         check.as_mut().reset(activity.next_check(timeouts).into());
@@ -279,6 +300,12 @@ async fn serve_connection<I>(
                     // A head that takes too long (slowloris): drop the
                     // connection, there is nothing to answer yet.
                     Verdict::SlowHead => break,
+                    // A client that does not read what it asked for.
+                    Verdict::SlowRead => {
+                        tracing::debug!("resetting a connection whose client stopped reading");
+                        activity.reset.store(true, Ordering::Relaxed);
+                        break;
+                    }
                 }
             }
         }
@@ -317,16 +344,19 @@ fn announce(listener: &TcpListener, config: &Config) {
     tracing::info!(%addr, workers = config.workers, runtime = "multi-thread", env = ?config.env, "tern listening");
 }
 
-/// Binds a listening socket; with `reuse_port`, several sockets share the
-/// port and the kernel spreads connections between them.
-fn bind(addr: SocketAddr, reuse_port: bool) -> io::Result<std::net::TcpListener> {
+/// Binds a listening socket with `SO_REUSEPORT` (on Unix): the per-core
+/// workers share the port, and a new process can take the port over while
+/// the old one drains (a restart without refused connections; Linux lets
+/// only the same user share a port this way). With the sysctl
+/// `net.ipv4.tcp_migrate_req=1`, connections still queued on the old
+/// process's socket when it closes move to the new one instead of being
+/// reset (`docs/hardening.md`).
+fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;
     #[cfg(unix)]
-    if reuse_port {
-        socket.set_reuse_port(true)?;
-    }
+    socket.set_reuse_port(true)?;
     socket.set_nonblocking(true)?;
     socket.bind(&addr.into())?;
     socket.listen(4096)?;
@@ -370,14 +400,29 @@ struct Activity {
     in_flight: AtomicU32,
     /// Whether a request has ever been received on this connection.
     started: AtomicBool,
+    /// The server is shutting down: the next request start wakes the
+    /// watchdog (`drain_wake`) so that its answer closes the connection.
+    draining: AtomicBool,
+    drain_wake: Notify,
+    /// Close with a reset (a client that stopped reading).
+    reset: AtomicBool,
+    /// Since when the socket has refused to take bytes we have for it
+    /// (ms since `start`), or `NO_HEAD`: a client that does not read.
+    write_blocked_ms: AtomicU64,
 }
 
 const NO_HEAD: u64 = u64::MAX;
+
+/// At shutdown, how long an idle keep-alive connection stays open for a
+/// request its client may already be sending (it is answered with
+/// `Connection: close`).
+const DRAIN_IDLE_GRACE: Duration = Duration::from_millis(500);
 
 enum Verdict {
     Wait,
     Idle,
     SlowHead,
+    SlowRead,
 }
 
 impl Activity {
@@ -388,6 +433,10 @@ impl Activity {
             head_ms: AtomicU64::new(NO_HEAD),
             in_flight: AtomicU32::new(0),
             started: AtomicBool::new(false),
+            draining: AtomicBool::new(false),
+            drain_wake: Notify::new(),
+            write_blocked_ms: AtomicU64::new(NO_HEAD),
+            reset: AtomicBool::new(false),
         }
     }
 
@@ -410,9 +459,29 @@ impl Activity {
     }
 
     fn on_request(&self) {
+        if self.draining.load(Ordering::Relaxed) {
+            self.drain_wake.notify_one();
+        }
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         self.started.store(true, Ordering::Relaxed);
         self.head_ms.store(NO_HEAD, Ordering::Relaxed);
+    }
+
+    /// The socket would not take bytes we have for it.
+    #[inline]
+    fn on_write_blocked(&self) {
+        if self.write_blocked_ms.load(Ordering::Relaxed) == NO_HEAD {
+            self.write_blocked_ms
+                .store(self.now_ms(), Ordering::Relaxed);
+        }
+    }
+
+    /// The socket took bytes.
+    #[inline]
+    fn on_write_progress(&self) {
+        if self.write_blocked_ms.load(Ordering::Relaxed) != NO_HEAD {
+            self.write_blocked_ms.store(NO_HEAD, Ordering::Relaxed);
+        }
     }
 
     fn on_response(&self) {
@@ -426,12 +495,19 @@ impl Activity {
     /// now, so nothing needs to wake the watchdog in between; looking
     /// early only re-arms it.
     fn next_check(&self, t: &Timeouts) -> Instant {
-        let soonest_new = Instant::now() + t.header_read.min(t.keep_alive);
+        let soonest_new = Instant::now() + t.header_read.min(t.keep_alive).min(t.write);
         self.deadline(t).min(soonest_new)
     }
 
     /// The connection's current deadline.
     fn deadline(&self, t: &Timeouts) -> Instant {
+        let blocked = self.write_blocked_ms.load(Ordering::Relaxed);
+        let write = (blocked != NO_HEAD).then(|| self.at(blocked) + t.write);
+        let other = self.head_or_idle_deadline(t);
+        write.map_or(other, |w| w.min(other))
+    }
+
+    fn head_or_idle_deadline(&self, t: &Timeouts) -> Instant {
         if self.in_flight.load(Ordering::Relaxed) > 0 {
             return Instant::now() + t.keep_alive;
         }
@@ -448,7 +524,12 @@ impl Activity {
     }
 
     fn verdict(&self, t: &Timeouts) -> Verdict {
-        if self.deadline(t) > Instant::now() {
+        let now = Instant::now();
+        let blocked = self.write_blocked_ms.load(Ordering::Relaxed);
+        if blocked != NO_HEAD && self.at(blocked) + t.write <= now {
+            return Verdict::SlowRead;
+        }
+        if self.head_or_idle_deadline(t) > now {
             return Verdict::Wait;
         }
         if self.head_ms.load(Ordering::Relaxed) != NO_HEAD || !self.started.load(Ordering::Relaxed)
@@ -460,31 +541,60 @@ impl Activity {
     }
 }
 
-pin_project_lite::pin_project! {
-    /// The connection's socket, telling `Activity` when bytes arrive.
-    struct WatchedIo<T> {
-        #[pin]
-        io: T,
-        activity: Arc<Activity>,
+/// The connection's socket, telling `Activity` when bytes arrive and when
+/// the client stops taking them.
+struct WatchedIo<T: Linger> {
+    io: T,
+    activity: Arc<Activity>,
+}
+
+/// A socket that can be closed with a reset instead of a FIN.
+trait Linger {
+    /// Makes the coming close discard unsent bytes and reset the
+    /// connection (`SO_LINGER` 0).
+    fn reset_on_close(&self);
+}
+
+impl Linger for tokio::net::TcpStream {
+    fn reset_on_close(&self) {
+        let _ = socket2::SockRef::from(self).set_linger(Some(Duration::ZERO));
     }
 }
 
-impl<T> WatchedIo<T> {
+#[cfg(feature = "tls")]
+impl Linger for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
+    fn reset_on_close(&self) {
+        self.get_ref().0.reset_on_close();
+    }
+}
+
+impl<T: Linger> WatchedIo<T> {
     fn new(io: T, activity: Arc<Activity>) -> Self {
         WatchedIo { io, activity }
     }
 }
 
-impl<T: AsyncRead> AsyncRead for WatchedIo<T> {
+impl<T: Linger> Drop for WatchedIo<T> {
+    fn drop(&mut self) {
+        // A client that stopped reading would otherwise leave the kernel
+        // holding our unsent bytes and a FIN it never takes (FIN-WAIT-1):
+        // reset instead, so the memory goes with the connection.
+        if self.activity.reset.load(Ordering::Relaxed) {
+            self.io.reset_on_close();
+        }
+    }
+}
+
+impl<T: AsyncRead + Linger + Unpin> AsyncRead for WatchedIo<T> {
     #[inline]
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = self.project();
+        let this = self.get_mut();
         let before = buf.filled().len();
-        let res = this.io.poll_read(cx, buf);
+        let res = Pin::new(&mut this.io).poll_read(cx, buf);
         if buf.filled().len() > before {
             this.activity.on_read();
         }
@@ -492,14 +602,26 @@ impl<T: AsyncRead> AsyncRead for WatchedIo<T> {
     }
 }
 
-impl<T: AsyncWrite> AsyncWrite for WatchedIo<T> {
+#[inline]
+fn note_write(activity: &Activity, res: &Poll<io::Result<usize>>) {
+    match res {
+        Poll::Pending => activity.on_write_blocked(),
+        Poll::Ready(Ok(n)) if *n > 0 => activity.on_write_progress(),
+        Poll::Ready(_) => {}
+    }
+}
+
+impl<T: AsyncWrite + Linger + Unpin> AsyncWrite for WatchedIo<T> {
     #[inline]
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.project().io.poll_write(cx, buf)
+        let this = self.get_mut();
+        let res = Pin::new(&mut this.io).poll_write(cx, buf);
+        note_write(&this.activity, &res);
+        res
     }
 
     #[inline]
@@ -508,7 +630,10 @@ impl<T: AsyncWrite> AsyncWrite for WatchedIo<T> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.project().io.poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let res = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+        note_write(&this.activity, &res);
+        res
     }
 
     #[inline]
@@ -518,12 +643,12 @@ impl<T: AsyncWrite> AsyncWrite for WatchedIo<T> {
 
     #[inline]
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().io.poll_flush(cx)
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
     }
 
     #[inline]
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.project().io.poll_shutdown(cx)
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
     }
 }
 
@@ -547,7 +672,9 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
     fn call(&self, req: http::Request<Incoming>) -> ConnFuture {
         self.activity.on_request();
         let max_body = self.max_body;
+        let http1 = req.version() <= http::Version::HTTP_11;
         ConnFuture {
+            http1,
             fut: self.app.call_with_drain(
                 req.map(|b| Body::from_incoming(b, max_body)),
                 Some(self.peer),
@@ -561,6 +688,9 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
 /// One request on a connection: the app's future, then the connection's
 /// activity note (no allocation of its own).
 struct ConnFuture {
+    /// An HTTP/1 answer given while the server drains says
+    /// `Connection: close` (HTTP/2 uses GOAWAY instead).
+    http1: bool,
     fut: crate::app::ResponseFuture,
     activity: Arc<Activity>,
 }
@@ -572,8 +702,17 @@ impl Future for ConnFuture {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         match Pin::new(&mut this.fut).poll(cx) {
-            Poll::Ready(res) => {
+            Poll::Ready(mut res) => {
                 this.activity.on_response();
+                if this.http1 && this.activity.draining.load(Ordering::Relaxed) {
+                    // The client learns from this answer that the
+                    // connection ends, instead of racing its next request
+                    // against the close.
+                    res.headers_mut().insert(
+                        http::header::CONNECTION,
+                        http::HeaderValue::from_static("close"),
+                    );
+                }
                 Poll::Ready(Ok(res))
             }
             Poll::Pending => Poll::Pending,

@@ -261,6 +261,32 @@ async fn graceful_shutdown_closes_idle_keep_alive_connections() {
     server.join().await;
 }
 
+/// A client that sends its next request on a keep-alive connection just as
+/// the server begins to shut down is answered (with `Connection: close`),
+/// not cut off: closing an idle connection at once would race with
+/// requests already on the wire.
+#[tokio::test]
+async fn a_request_racing_the_shutdown_on_a_keep_alive_connection_is_answered() {
+    let mut server = common::spawn(app()).await;
+    let mut conn = TcpStream::connect(server.addr).await.unwrap();
+    conn.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let (first, closed) = read_until_quiet(&mut conn, Duration::from_millis(300)).await;
+    assert!(!closed && first.starts_with(b"HTTP/1.1 200"));
+    server.begin_shutdown();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    conn.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    let (second, closed) = read_until_quiet(&mut conn, Duration::from_secs(3)).await;
+    let text = String::from_utf8_lossy(&second).to_ascii_lowercase();
+    assert!(text.starts_with("http/1.1 200"), "{text}");
+    assert!(text.contains("connection: close"), "{text}");
+    assert!(closed, "the connection closes after the answer");
+    server.join().await;
+}
+
 /// Upgraded connections (WebSockets later) take part in the drain: a
 /// handler holds a `DrainGuard` for the connection's life and says goodbye
 /// when the server signals shutdown; the server waits for it.

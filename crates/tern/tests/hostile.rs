@@ -179,12 +179,20 @@ fn cases() -> Vec<Case> {
             "GET /%4 HTTP/1.1\r\nHost: x\r\n\r\n",
             Expect::Problem(400),
         ),
-        // Valid request-target forms, but no route has such a path.
+        // RFC 9112 §3.2.4: the asterisk form is only for OPTIONS (the
+        // llhttp oracle in hardening/ found hyper passing it on).
         case(
             "asterisk-form on GET",
             "GET * HTTP/1.1\r\nHost: x\r\n\r\n",
-            Expect::Problem(404),
+            Expect::Problem(400),
         ),
+        // RFC 9112 §3.2.3: the authority form is only for CONNECT.
+        case(
+            "authority-form on GET",
+            "GET example.com:80 HTTP/1.1\r\nHost: x\r\n\r\n",
+            Expect::Problem(400),
+        ),
+        // Valid request-target forms, but no route has such a path.
         case(
             "authority-form on CONNECT",
             "CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n",

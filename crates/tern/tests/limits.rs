@@ -33,6 +33,7 @@ fn app() -> App {
         .route("/echo", post(|body: String| async move { body }))
         .route("/slow", get(slow))
         .route("/panic", get(boom))
+        .route("/big", get(|| async { vec![b'x'; 16 * 1024 * 1024] }))
 }
 
 async fn spawn(config: Config) -> common::TestServer {
@@ -427,4 +428,69 @@ async fn a_panicking_handler_gets_500_and_the_server_keeps_serving() {
     let res = common::get(&server, "/").await;
     assert_eq!(res.status, 200);
     assert_eq!(res.text(), "ok");
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_dropped_at_the_write_timeout() {
+    let mut config = common::config();
+    config.timeouts.write = Duration::from_millis(300);
+    let server = spawn(config).await;
+
+    // A small receive buffer and no reads: the 16 MiB answer stalls.
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.connect(&server.addr.into()).unwrap();
+    socket.set_nonblocking(true).unwrap();
+    let mut stream = TcpStream::from_std(socket.into()).unwrap();
+    stream
+        .write_all(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+
+    // Now read: what was buffered arrives, then the close, well short of
+    // the whole body.
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut got)).await;
+    assert!(
+        read.is_ok(),
+        "the stalled connection is still open after the write timeout"
+    );
+    assert!(
+        got.len() < 16 * 1024 * 1024,
+        "the whole body arrived ({} bytes): the connection was not cut",
+        got.len()
+    );
+    // The server keeps serving others.
+    let mut other = TcpStream::connect(server.addr).await.unwrap();
+    other
+        .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let res = read_response(&mut other).await;
+    assert_eq!(common::statuses(&res), [200], "{}", show(&res));
+}
+
+#[tokio::test]
+async fn a_slow_but_steady_reader_gets_the_whole_response() {
+    let mut config = common::config();
+    config.timeouts.write = Duration::from_millis(500);
+    let server = spawn(config).await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(b"GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    // Reads in small pieces with pauses shorter than the write timeout.
+    let mut total = 0usize;
+    let mut buf = vec![0u8; 1024 * 1024];
+    loop {
+        let n = stream.read(&mut buf).await.unwrap();
+        if n == 0 {
+            break;
+        }
+        total += n;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(total > 16 * 1024 * 1024, "read {total} bytes");
 }

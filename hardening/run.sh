@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs the third-party hardening checks against real Tern servers on
+# 127.0.0.1 (examples/hardening-target, release build). Each check is
+# bounded in time; the script exits non-zero when any check fails. Used by
+# .ci/run; docs/hardening.md says what each check proves.
+#
+#   bash hardening/run.sh                    # every check
+#   bash hardening/run.sh oracle smuggling   # some of: oracle smuggling slow flood restart
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv=target/hardening-venv
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install -q --disable-pip-version-check -r hardening/requirements.txt
+py="$venv/bin/python"
+
+cargo build -q --release --locked -p example-hardening-target
+bin=$PWD/target/release/example-hardening-target
+# 10,000 connections need as many descriptors in the server and the client.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+# start_target NAME [VAR=VALUE ...]: starts a target with extra settings;
+# sets $port and $pid.
+start_target() {
+  local name=$1
+  shift
+  port=$((20000 + RANDOM % 20000))
+  env TERN_ADDR=127.0.0.1:$port RUST_LOG=warn "$@" "$bin" >"target/hardening-$name.log" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 1 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "the $name target did not start" >&2
+  return 1
+}
+
+stop_target() {
+  kill -TERM "$pid"
+  wait "$pid"
+}
+
+checks=${*:-oracle smuggling slow flood restart}
+for check in $checks; do
+  case "$check" in
+    oracle)
+      echo "== hardening: llhttp oracle =="
+      start_target oracle
+      timeout 300 "$py" hardening/oracle.py 127.0.0.1:$port --cases 3000 \
+        --report target/hardening-oracle.json
+      stop_target
+      ;;
+    smuggling)
+      echo "== hardening: request smuggling =="
+      start_target smuggling TERN_MAX_BODY_BYTES=65536
+      timeout 300 "$py" hardening/smuggling.py 127.0.0.1:$port --max-body 65536
+      stop_target
+      ;;
+    slow)
+      echo "== hardening: slow clients (slowhttptest) =="
+      start_target slow TERN_HEADER_READ_TIMEOUT=4s TERN_REQUEST_TIMEOUT=4s TERN_WRITE_TIMEOUT=4s
+      timeout 300 "$py" hardening/slow_clients.py 127.0.0.1:$port --connections 500 \
+        --seconds 20 --drop-within 14
+      stop_target
+      ;;
+    flood)
+      echo "== hardening: connection floods =="
+      timeout 300 "$py" hardening/flood.py "$bin" --connections 10000 --limit 1000 --extra 500
+      ;;
+    restart)
+      echo "== hardening: graceful restart and shutdown =="
+      timeout 300 "$py" hardening/restart.py "$bin" --seconds 8
+      ;;
+    *)
+      echo "unknown check: $check" >&2
+      exit 2
+      ;;
+  esac
+done
+echo "hardening: every check passed"
