@@ -93,7 +93,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
             if !out.is_empty() {
                 assert!(
-                    out.starts_with(b"HTTP/1.1 "),
+                    out.starts_with(b"HTTP/1.1 ") || out.starts_with(b"HTTP/1.0 "),
                     "not a status line: {:?}",
                     &out[..out.len().min(40)]
                 );
