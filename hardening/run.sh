@@ -5,7 +5,7 @@
 # .ci/run; docs/hardening.md says what each check proves.
 #
 #   bash hardening/run.sh                    # every check
-#   bash hardening/run.sh oracle smuggling   # some of: oracle smuggling slow flood restart
+#   bash hardening/run.sh oracle smuggling   # some of: oracle smuggling h2 slow flood restart headers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,7 +47,7 @@ stop_target() {
   wait "$pid"
 }
 
-checks=${*:-oracle smuggling slow flood restart}
+checks=${*:-oracle smuggling h2 slow flood restart headers}
 for check in $checks; do
   case "$check" in
     oracle)
@@ -61,6 +61,12 @@ for check in $checks; do
       echo "== hardening: request smuggling =="
       start_target smuggling TERN_MAX_BODY_BYTES=65536
       timeout 300 "$py" hardening/smuggling.py 127.0.0.1:$port --max-body 65536
+      stop_target
+      ;;
+    h2)
+      echo "== hardening: HTTP/2 load and floods (h2load, hand-built frames) =="
+      start_target h2
+      timeout 300 "$py" hardening/h2_floods.py 127.0.0.1:$port "$pid"
       stop_target
       ;;
     slow)
@@ -77,6 +83,33 @@ for check in $checks; do
     restart)
       echo "== hardening: graceful restart and shutdown =="
       timeout 300 "$py" hardening/restart.py "$bin" --seconds 8
+      ;;
+    headers)
+      echo "== hardening: security headers of the production showcase (drheader) =="
+      cargo build -q --release --locked -p showcase
+      port=$((20000 + RANDOM % 20000))
+      secret=$(head -c 48 /dev/urandom | base64 | tr -d '\n')
+      env TERN_ENV=production SECRET_KEY="$secret" ALLOWED_HOSTS=127.0.0.1 \
+        TERN_ADDR=127.0.0.1:$port RUST_LOG=warn target/release/showcase \
+        >target/hardening-headers.log 2>&1 &
+      pid=$!
+      pids+=("$pid")
+      for _ in $(seq 1 100); do
+        (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+        sleep 0.1
+      done
+      # Pages, JSON, the health check and an error: every kind of answer.
+      for path in / /json /health /users/7 /missing; do
+        if "$venv/bin/drheader" scan single "http://127.0.0.1:$port$path" \
+          --rules-file hardening/drheader-rules.yml --output json >target/hardening-drheader.json; then
+          echo "ok   $path: no rule failed"
+        else
+          echo "FAIL $path:"
+          cat target/hardening-drheader.json
+          exit 1
+        fi
+      done
+      stop_target
       ;;
     *)
       echo "unknown check: $check" >&2

@@ -600,7 +600,10 @@ fn check_secret(key: &[u8]) -> Result<(), ConfigError> {
     }
     let rest_len = rest.chars().filter(char::is_ascii_alphanumeric).count();
     let first = key[0];
-    let weak = key.iter().all(|&b| b == first) || rest_len < 16 || distinct_bytes(key) < 8;
+    let weak = key.iter().all(|&b| b == first)
+        || rest_len < 16
+        || distinct_bytes(key) < 8
+        || short_period(key);
     if weak {
         return Err(ConfigError::new(
             "SECRET_KEY",
@@ -608,6 +611,12 @@ fn check_secret(key: &[u8]) -> Result<(), ConfigError> {
         ));
     }
     Ok(())
+}
+
+/// A key that is a short pattern repeated (`abcdefghabcdefgh...`): no more
+/// secret than its first 15 bytes.
+fn short_period(key: &[u8]) -> bool {
+    (1..16).any(|p| p < key.len() && key.iter().skip(p).zip(key).all(|(a, b)| a == b))
 }
 
 fn distinct_bytes(key: &[u8]) -> usize {
@@ -755,6 +764,14 @@ mod tests {
             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
             "your-secret-key-your-secret-key-yes",
             "01010101010101010101010101010101",
+            // Attempts around the rules: a repeated pattern with enough
+            // distinct bytes, an example phrase padded or in other case,
+            // a sequence.
+            "abcdefghabcdefghabcdefghabcdefgh",
+            "0123456789abcdef0123456789abcdef",
+            "CHANGEME-changeme-ChangeMe-12345678",
+            "  secret  secret  secret  secret  secret ",
+            "Kx9!Kx9!Kx9!Kx9!Kx9!Kx9!Kx9!Kx9!",
         ] {
             let err = prod(weak).expect_err(weak);
             assert_eq!(err.setting(), "SECRET_KEY", "{weak}");

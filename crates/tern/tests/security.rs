@@ -65,6 +65,25 @@ async fn allowed_hosts_reject_forged_hosts() {
             "{doc}"
         );
     }
+    // Attempts around the check: the absolute-form target names the host
+    // (RFC 9112 §3.2.2), whatever the Host header says; userinfo, a port
+    // trick, a trailing-dot twin of a forbidden host, a second Host.
+    for raw in [
+        &b"GET http://evil.com/ HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n"[..],
+        b"GET / HTTP/1.1\r\nHost: example.com@evil.com\r\nConnection: close\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: evil.com:80@example.com\r\nConnection: close\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: evil.com.\r\nConnection: close\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: example.com\r\nHost: evil.com\r\nConnection: close\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: example.com.evil.com:443\r\nConnection: close\r\n\r\n",
+    ] {
+        let got = common::raw(server.addr, raw, std::time::Duration::from_secs(2)).await;
+        let text = String::from_utf8_lossy(&got);
+        assert!(
+            text.starts_with("HTTP/1.1 400 "),
+            "{}: {text}",
+            String::from_utf8_lossy(raw)
+        );
+    }
     // HTTP/1.0 without any Host header is refused too.
     let raw = common::raw(
         server.addr,
@@ -89,6 +108,8 @@ async fn production_sends_security_headers() {
         ("x-frame-options", "DENY"),
         ("x-content-type-options", "nosniff"),
         ("referrer-policy", "strict-origin-when-cross-origin"),
+        ("x-xss-protection", "0"),
+        ("cross-origin-opener-policy", "same-origin"),
     ] {
         assert_eq!(res.header(name), Some(value), "{name}");
     }
