@@ -5,7 +5,7 @@
 # .ci/run; docs/hardening.md says what each check proves.
 #
 #   bash hardening/run.sh                    # every check
-#   bash hardening/run.sh oracle smuggling   # some of: oracle smuggling h2 slow flood restart headers
+#   bash hardening/run.sh oracle smuggling   # some of: oracle smuggling h2 boofuzz slow flood restart headers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,7 +47,7 @@ stop_target() {
   wait "$pid"
 }
 
-checks=${*:-oracle smuggling h2 slow flood restart headers}
+checks=${*:-oracle smuggling h2 boofuzz slow flood restart headers}
 for check in $checks; do
   case "$check" in
     oracle)
@@ -67,6 +67,12 @@ for check in $checks; do
       echo "== hardening: HTTP/2 load and floods (h2load, hand-built frames) =="
       start_target h2
       timeout 300 "$py" hardening/h2_floods.py 127.0.0.1:$port "$pid"
+      stop_target
+      ;;
+    boofuzz)
+      echo "== hardening: boofuzz over a real socket =="
+      start_target boofuzz
+      timeout 600 "$py" hardening/boofuzz_http.py 127.0.0.1:$port "$pid" --cases 1500
       stop_target
       ;;
     slow)
