@@ -494,3 +494,72 @@ async fn a_slow_but_steady_reader_gets_the_whole_response() {
     }
     assert!(total > 16 * 1024 * 1024, "read {total} bytes");
 }
+
+/// Sets its flag when the response stream that owns it is dropped.
+struct DroppedFlag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DroppedFlag {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn a_client_leaving_mid_response_costs_only_that_response() {
+    use std::sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        Arc,
+    };
+    let dropped = Arc::new(AtomicBool::new(false));
+    let produced = Arc::new(AtomicU64::new(0));
+    let (d, p) = (Arc::clone(&dropped), Arc::clone(&produced));
+    // An endless body (an enormous response), produced as it is read.
+    let app = App::new().route("/", get(|| async { "ok" })).route(
+        "/endless",
+        get(move || {
+            let (d, p) = (Arc::clone(&d), Arc::clone(&p));
+            async move {
+                let flag = DroppedFlag(d);
+                tern::response::Stream::new(futures_util::stream::unfold(
+                    (flag, p),
+                    |(flag, p)| async move {
+                        p.fetch_add(1, Ordering::SeqCst);
+                        Some((Ok::<_, std::io::Error>(vec![b'x'; 64 * 1024]), (flag, p)))
+                    },
+                ))
+            }
+        }),
+    );
+    let server = common::spawn_with(app, common::config()).await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(b"GET /endless HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut read = 0;
+    while read < 4 * 1024 * 1024 {
+        read += stream.read(&mut buf).await.unwrap();
+    }
+    drop(stream);
+    // The server notices, drops the body (and its producer) and stops.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !dropped.load(Ordering::SeqCst) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "the endless body was not dropped"
+    );
+    let after = produced.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(produced.load(Ordering::SeqCst), after, "still producing");
+    // And everyone else is served as before.
+    let mut other = TcpStream::connect(server.addr).await.unwrap();
+    other
+        .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let res = read_response(&mut other).await;
+    assert_eq!(common::statuses(&res), [200], "{}", show(&res));
+}
