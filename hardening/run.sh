@@ -77,7 +77,8 @@ for check in $checks; do
       ;;
     slow)
       echo "== hardening: slow clients (slowhttptest) =="
-      start_target slow TERN_HEADER_READ_TIMEOUT=4s TERN_REQUEST_TIMEOUT=4s TERN_WRITE_TIMEOUT=4s
+      start_target slow TERN_HEADER_READ_TIMEOUT=4s TERN_REQUEST_TIMEOUT=4s TERN_WRITE_TIMEOUT=4s \
+        TERN_KEEP_ALIVE_TIMEOUT=4s
       timeout 300 "$py" hardening/slow_clients.py 127.0.0.1:$port --connections 500 \
         --seconds 20 --drop-within 14
       stop_target

@@ -283,10 +283,22 @@ async fn serve_connection<I>(
                 conn.as_mut().graceful_shutdown();
                 closing = true;
             }
-            () = check.as_mut(), if !closing => {
+            () = check.as_mut() => {
+                // A closing connection still flushes what it has: a client
+                // that stops reading would hold it open forever.
+                if activity.write_stalled(timeouts) {
+                    tracing::debug!("resetting a connection whose client stopped reading");
+                    activity.reset.store(true, Ordering::Relaxed);
+                    break;
+                }
+                if closing {
+                    check.as_mut().reset(activity.next_check(timeouts).into());
+                    continue;
+                }
                 if draining {
                     conn.as_mut().graceful_shutdown();
                     closing = true;
+                    check.as_mut().reset(activity.next_check(timeouts).into());
                     continue;
                 }
                 match activity.verdict(timeouts) {
@@ -296,16 +308,12 @@ async fn serve_connection<I>(
                     Verdict::Idle => {
                         conn.as_mut().graceful_shutdown();
                         closing = true;
+                        check.as_mut().reset(activity.next_check(timeouts).into());
                     }
                     // A head that takes too long (slowloris): drop the
                     // connection, there is nothing to answer yet.
                     Verdict::SlowHead => break,
                     // A client that does not read what it asked for.
-                    Verdict::SlowRead => {
-                        tracing::debug!("resetting a connection whose client stopped reading");
-                        activity.reset.store(true, Ordering::Relaxed);
-                        break;
-                    }
                 }
             }
         }
@@ -422,7 +430,6 @@ enum Verdict {
     Wait,
     Idle,
     SlowHead,
-    SlowRead,
 }
 
 impl Activity {
@@ -523,13 +530,15 @@ impl Activity {
         self.at(self.last_ms.load(Ordering::Relaxed)) + t.keep_alive
     }
 
-    fn verdict(&self, t: &Timeouts) -> Verdict {
-        let now = Instant::now();
+    /// Bytes have waited longer than the write timeout for a client that
+    /// does not read them.
+    fn write_stalled(&self, t: &Timeouts) -> bool {
         let blocked = self.write_blocked_ms.load(Ordering::Relaxed);
-        if blocked != NO_HEAD && self.at(blocked) + t.write <= now {
-            return Verdict::SlowRead;
-        }
-        if self.head_or_idle_deadline(t) > now {
+        blocked != NO_HEAD && self.at(blocked) + t.write <= Instant::now()
+    }
+
+    fn verdict(&self, t: &Timeouts) -> Verdict {
+        if self.head_or_idle_deadline(t) > Instant::now() {
             return Verdict::Wait;
         }
         if self.head_ms.load(Ordering::Relaxed) != NO_HEAD || !self.started.load(Ordering::Relaxed)
