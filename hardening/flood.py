@@ -16,43 +16,16 @@ by hardening/run.sh, `ulimit -n`); docs/configuration.md tells users how.
 usage: flood.py BINARY [--connections 10000] [--limit 1000 --extra 500]
 """
 import argparse
-import os
 import resource
 import selectors
 import signal
 import socket
-import subprocess
 import sys
 import time
 
+from common import free_port, report, rss_kib, start
+
 REQUEST = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
-def start(binary, port, **env):
-    e = dict(os.environ, TERN_ADDR=f"127.0.0.1:{port}", RUST_LOG="error", **env)
-    p = subprocess.Popen([binary], env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return p
-        except OSError:
-            time.sleep(0.05)
-    p.kill()
-    sys.exit("the target did not start")
 
 
 def open_many(port, n, timeout=20.0):
@@ -193,11 +166,7 @@ def main():
     failed = 0
     for name, run in [("held", lambda: held(a.binary, a.connections)),
                       ("over the limit", lambda: over_limit(a.binary, a.limit, a.extra))]:
-        problems, summary = run()
-        print(f"{'FAIL' if problems else 'ok  '} {name}: {summary}")
-        for p in problems:
-            print(f"     {p}")
-        failed += bool(problems)
+        failed += report(name, *run())
     sys.exit(1 if failed else 0)
 
 

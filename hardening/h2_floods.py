@@ -28,6 +28,8 @@ import sys
 import threading
 import time
 
+from common import rss_kib
+
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = 0, 1, 3, 4, 6, 7, 8, 9
 END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
@@ -41,14 +43,6 @@ def header_block(path=b"/"):
     # HPACK: :method GET (static 2), :scheme http (6), :path (literal,
     # name index 4), :authority (literal, name index 1).
     return b"\x82\x86" + b"\x04" + bytes([len(path)]) + path + b"\x01\x09localhost"
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def probe_h1(addr):

@@ -17,7 +17,6 @@
 usage: restart.py BINARY [--seconds 8]
 """
 import argparse
-import os
 import re
 import signal
 import socket
@@ -26,24 +25,7 @@ import sys
 import threading
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(binary, port, **env):
-    e = dict(os.environ, TERN_ADDR=f"127.0.0.1:{port}", RUST_LOG="warn", **env)
-    p = subprocess.Popen([binary], env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    for _ in range(100):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return p
-        except OSError:
-            time.sleep(0.05)
-    p.kill()
-    sys.exit(f"{binary} did not start on port {port}")
+from common import free_port, report, start
 
 
 def migrate_requests():
@@ -188,11 +170,7 @@ def main():
     failed = 0
     for name, run in [("restart under load", lambda: restart_under_load(a.binary, a.seconds)),
                       ("shutdown with work in flight", lambda: shutdown_with_work_in_flight(a.binary))]:
-        problems, summary = run()
-        print(f"{'FAIL' if problems else 'ok  '} {name}: {summary}")
-        for p in problems:
-            print(f"     {p}")
-        failed += bool(problems)
+        failed += report(name, *run())
     sys.exit(1 if failed else 0)
 
 

@@ -32,6 +32,8 @@ import tempfile
 import threading
 import time
 
+from common import report
+
 
 # Held by a probe while its connection is open, and by the sampler while it
 # counts: the count is of slow connections only.
@@ -166,10 +168,7 @@ def main():
     for name in a.modes.split(","):
         problems, summary = run_mode(name, MODES[name], addr, url_for, a.connections, a.seconds,
                                      a.drop_within)
-        print(f"{'FAIL' if problems else 'ok  '} {name}: {summary}")
-        for p in problems:
-            print(f"     {p}")
-        failed += bool(problems)
+        failed += report(name, problems, summary)
     sys.exit(1 if failed else 0)
 
 
