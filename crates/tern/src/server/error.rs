@@ -1,0 +1,92 @@
+//! Why the server could not start or stopped.
+
+use std::{fmt, io, net::SocketAddr};
+
+use crate::{app::BuildError, config::ConfigError};
+
+/// The server could not start or failed: a configuration, route, bind or
+/// I/O error. The message names the setting or route at fault.
+pub struct Error {
+    kind: ErrorKind,
+}
+
+enum ErrorKind {
+    Config(ConfigError),
+    Build(BuildError),
+    Bind(SocketAddr, io::Error),
+    Io(io::Error),
+}
+
+impl Error {
+    pub(super) fn config(e: ConfigError) -> Self {
+        Error {
+            kind: ErrorKind::Config(e),
+        }
+    }
+
+    pub(super) fn build(e: BuildError) -> Self {
+        Error {
+            kind: ErrorKind::Build(e),
+        }
+    }
+
+    pub(super) fn bind(addr: SocketAddr, e: io::Error) -> Self {
+        Error {
+            kind: ErrorKind::Bind(addr, e),
+        }
+    }
+
+    pub(super) fn io(e: io::Error) -> Self {
+        Error {
+            kind: ErrorKind::Io(e),
+        }
+    }
+
+    /// A setting is missing or wrong.
+    pub fn is_config(&self) -> bool {
+        matches!(self.kind, ErrorKind::Config(_))
+    }
+
+    /// The routes do not build (a conflict, an invalid pattern).
+    pub fn is_build(&self) -> bool {
+        matches!(self.kind, ErrorKind::Build(_))
+    }
+
+    /// The address could not be bound.
+    pub fn is_bind(&self) -> bool {
+        matches!(self.kind, ErrorKind::Bind(..))
+    }
+
+    /// The name of the wrong setting, for a configuration error.
+    pub fn setting(&self) -> Option<&str> {
+        match &self.kind {
+            ErrorKind::Config(e) => Some(e.setting()),
+            ErrorKind::Bind(..) => Some("TERN_ADDR"),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ErrorKind::Config(e) => write!(f, "tern cannot start: {e}"),
+            ErrorKind::Build(e) => write!(f, "tern cannot start: the routes do not build: {e}"),
+            ErrorKind::Bind(addr, e) => write!(
+                f,
+                "tern cannot start: TERN_ADDR: cannot listen on {addr}: {e}"
+            ),
+            ErrorKind::Io(e) => write!(f, "tern failed: {e}"),
+        }
+    }
+}
+
+// `fn main() -> Result<(), tern::Error>` prints the Debug form: keep it
+// the readable message.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,84 @@
+//! The per-connection hyper service around the shared app.
+
+use std::{
+    convert::Infallible,
+    future::Future,
+    net::SocketAddr,
+    pin::Pin,
+    sync::{atomic::Ordering, Arc},
+    task::{Context, Poll},
+};
+
+use hyper::body::Incoming;
+use tern_core::{body::Body, Response};
+
+use super::watchdog::Activity;
+use crate::{app::AppService, drain::DrainState};
+
+/// The per-connection service: a handle on the shared app and the peer's
+/// address; nothing of the app is copied per connection.
+#[derive(Clone)]
+pub(super) struct ConnService {
+    pub(super) app: AppService,
+    pub(super) peer: SocketAddr,
+    pub(super) activity: Arc<Activity>,
+    pub(super) max_body: u64,
+    pub(super) drain: Arc<DrainState>,
+}
+
+impl hyper::service::Service<http::Request<Incoming>> for ConnService {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = ConnFuture;
+
+    #[inline]
+    fn call(&self, req: http::Request<Incoming>) -> ConnFuture {
+        self.activity.on_request();
+        let max_body = self.max_body;
+        let http1 = req.version() <= http::Version::HTTP_11;
+        ConnFuture {
+            http1,
+            fut: self.app.call_with_drain(
+                req.map(|b| Body::from_incoming(b, max_body)),
+                Some(self.peer),
+                Some(Arc::clone(&self.drain)),
+            ),
+            activity: Arc::clone(&self.activity),
+        }
+    }
+}
+
+/// One request on a connection: the app's future, then the connection's
+/// activity note (no allocation of its own).
+pub(super) struct ConnFuture {
+    /// An HTTP/1 answer given while the server drains says
+    /// `Connection: close` (HTTP/2 uses GOAWAY instead).
+    http1: bool,
+    fut: crate::app::ResponseFuture,
+    pub(super) activity: Arc<Activity>,
+}
+
+impl Future for ConnFuture {
+    type Output = Result<Response, Infallible>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.fut).poll(cx) {
+            Poll::Ready(mut res) => {
+                this.activity.on_response();
+                if this.http1 && this.activity.draining.load(Ordering::Relaxed) {
+                    // The client learns from this answer that the
+                    // connection ends, instead of racing its next request
+                    // against the close.
+                    res.headers_mut().insert(
+                        http::header::CONNECTION,
+                        http::HeaderValue::from_static("close"),
+                    );
+                }
+                Poll::Ready(Ok(res))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! What a connection is doing, for its timeouts: the head, keep-alive,
+//! write and drain rules that the connection's watchdog applies.
+
+use std::{
+    io,
+    pin::Pin,
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering},
+    task::{Context, Poll},
+    time::{Duration, Instant},
+};
+
+use std::sync::Arc;
+
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    sync::Notify,
+};
+
+use crate::config::Timeouts;
+
+/// What a connection is doing, for its timeouts: written by the I/O
+/// wrapper and the service, read by the connection's watchdog.
+pub(super) struct Activity {
+    start: Instant,
+    /// When the last response head was ready (ms since `start`).
+    last_ms: AtomicU64,
+    /// When the first byte of the pending request head arrived (ms since
+    /// `start`), or `NO_HEAD`.
+    head_ms: AtomicU64,
+    pub(super) in_flight: AtomicU32,
+    /// Whether a request has ever been received on this connection.
+    started: AtomicBool,
+    /// The server is shutting down: the next request start wakes the
+    /// watchdog (`drain_wake`) so that its answer closes the connection.
+    pub(super) draining: AtomicBool,
+    pub(super) drain_wake: Notify,
+    /// Close with a reset (a client that stopped reading).
+    pub(super) reset: AtomicBool,
+    /// Since when the socket has refused to take bytes we have for it
+    /// (ms since `start`), or `NO_HEAD`: a client that does not read.
+    write_blocked_ms: AtomicU64,
+}
+
+const NO_HEAD: u64 = u64::MAX;
+
+/// At shutdown, how long an idle keep-alive connection stays open for a
+/// request its client may already be sending (it is answered with
+/// `Connection: close`).
+pub(super) const DRAIN_IDLE_GRACE: Duration = Duration::from_millis(500);
+
+pub(super) enum Verdict {
+    Wait,
+    Idle,
+    SlowHead,
+}
+
+impl Activity {
+    pub(super) fn new() -> Self {
+        Activity {
+            start: Instant::now(),
+            last_ms: AtomicU64::new(0),
+            head_ms: AtomicU64::new(NO_HEAD),
+            in_flight: AtomicU32::new(0),
+            started: AtomicBool::new(false),
+            draining: AtomicBool::new(false),
+            drain_wake: Notify::new(),
+            write_blocked_ms: AtomicU64::new(NO_HEAD),
+            reset: AtomicBool::new(false),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(NO_HEAD - 1)
+    }
+
+    fn at(&self, ms: u64) -> Instant {
+        self.start + Duration::from_millis(ms)
+    }
+
+    /// Bytes arrived. Between requests, they begin the next request head.
+    #[inline]
+    pub(super) fn on_read(&self) {
+        if self.in_flight.load(Ordering::Relaxed) == 0
+            && self.head_ms.load(Ordering::Relaxed) == NO_HEAD
+        {
+            self.head_ms.store(self.now_ms(), Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn on_request(&self) {
+        if self.draining.load(Ordering::Relaxed) {
+            self.drain_wake.notify_one();
+        }
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.started.store(true, Ordering::Relaxed);
+        self.head_ms.store(NO_HEAD, Ordering::Relaxed);
+    }
+
+    /// The socket would not take bytes we have for it.
+    #[inline]
+    fn on_write_blocked(&self) {
+        if self.write_blocked_ms.load(Ordering::Relaxed) == NO_HEAD {
+            self.write_blocked_ms
+                .store(self.now_ms(), Ordering::Relaxed);
+        }
+    }
+
+    /// The socket took bytes.
+    #[inline]
+    fn on_write_progress(&self) {
+        if self.write_blocked_ms.load(Ordering::Relaxed) != NO_HEAD {
+            self.write_blocked_ms.store(NO_HEAD, Ordering::Relaxed);
+        }
+    }
+
+    pub(super) fn on_response(&self) {
+        self.last_ms.store(self.now_ms(), Ordering::Relaxed);
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// When the watchdog should look next: the current deadline, or
+    /// earlier. Any deadline that can arise later (a head beginning, a
+    /// response ending) is at least `min(header_read, keep_alive)` from
+    /// now, so nothing needs to wake the watchdog in between; looking
+    /// early only re-arms it.
+    pub(super) fn next_check(&self, t: &Timeouts) -> Instant {
+        let soonest_new = Instant::now() + t.header_read.min(t.keep_alive).min(t.write);
+        self.deadline(t).min(soonest_new)
+    }
+
+    /// The connection's current deadline.
+    fn deadline(&self, t: &Timeouts) -> Instant {
+        let blocked = self.write_blocked_ms.load(Ordering::Relaxed);
+        let write = (blocked != NO_HEAD).then(|| self.at(blocked) + t.write);
+        let other = self.head_or_idle_deadline(t);
+        write.map_or(other, |w| w.min(other))
+    }
+
+    fn head_or_idle_deadline(&self, t: &Timeouts) -> Instant {
+        if self.in_flight.load(Ordering::Relaxed) > 0 {
+            return Instant::now() + t.keep_alive;
+        }
+        let head = self.head_ms.load(Ordering::Relaxed);
+        if head != NO_HEAD {
+            return self.at(head) + t.header_read;
+        }
+        if !self.started.load(Ordering::Relaxed) {
+            // A client that connects and sends nothing, or only part of the
+            // HTTP/2 preface, gets the header timeout from the accept.
+            return self.start + t.header_read.min(t.keep_alive);
+        }
+        self.at(self.last_ms.load(Ordering::Relaxed)) + t.keep_alive
+    }
+
+    /// Bytes have waited longer than the write timeout for a client that
+    /// does not read them.
+    pub(super) fn write_stalled(&self, t: &Timeouts) -> bool {
+        let blocked = self.write_blocked_ms.load(Ordering::Relaxed);
+        blocked != NO_HEAD && self.at(blocked) + t.write <= Instant::now()
+    }
+
+    pub(super) fn verdict(&self, t: &Timeouts) -> Verdict {
+        if self.head_or_idle_deadline(t) > Instant::now() {
+            return Verdict::Wait;
+        }
+        if self.head_ms.load(Ordering::Relaxed) != NO_HEAD || !self.started.load(Ordering::Relaxed)
+        {
+            Verdict::SlowHead
+        } else {
+            Verdict::Idle
+        }
+    }
+}
+
+/// The connection's socket, telling `Activity` when bytes arrive and when
+/// the client stops taking them.
+pub(super) struct WatchedIo<T: Linger> {
+    io: T,
+    activity: Arc<Activity>,
+}
+
+/// A socket that can be closed with a reset instead of a FIN.
+pub(super) trait Linger {
+    /// Makes the coming close discard unsent bytes and reset the
+    /// connection (`SO_LINGER` 0).
+    fn reset_on_close(&self);
+}
+
+impl Linger for tokio::net::TcpStream {
+    fn reset_on_close(&self) {
+        let _ = socket2::SockRef::from(self).set_linger(Some(Duration::ZERO));
+    }
+}
+
+#[cfg(feature = "tls")]
+impl Linger for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
+    fn reset_on_close(&self) {
+        self.get_ref().0.reset_on_close();
+    }
+}
+
+impl<T: Linger> WatchedIo<T> {
+    pub(super) fn new(io: T, activity: Arc<Activity>) -> Self {
+        WatchedIo { io, activity }
+    }
+}
+
+impl<T: Linger> Drop for WatchedIo<T> {
+    fn drop(&mut self) {
+        // A client that stopped reading would otherwise leave the kernel
+        // holding our unsent bytes and a FIN it never takes (FIN-WAIT-1):
+        // reset instead, so the memory goes with the connection.
+        if self.activity.reset.load(Ordering::Relaxed) {
+            self.io.reset_on_close();
+        }
+    }
+}
+
+impl<T: AsyncRead + Linger + Unpin> AsyncRead for WatchedIo<T> {
+    #[inline]
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let res = Pin::new(&mut this.io).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            this.activity.on_read();
+        }
+        res
+    }
+}
+
+#[inline]
+fn note_write(activity: &Activity, res: &Poll<io::Result<usize>>) {
+    match res {
+        Poll::Pending => activity.on_write_blocked(),
+        Poll::Ready(Ok(n)) if *n > 0 => activity.on_write_progress(),
+        Poll::Ready(_) => {}
+    }
+}
+
+impl<T: AsyncWrite + Linger + Unpin> AsyncWrite for WatchedIo<T> {
+    #[inline]
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let res = Pin::new(&mut this.io).poll_write(cx, buf);
+        note_write(&this.activity, &res);
+        res
+    }
+
+    #[inline]
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let res = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+        note_write(&this.activity, &res);
+        res
+    }
+
+    #[inline]
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    #[inline]
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    #[inline]
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
