@@ -2,7 +2,9 @@
 """Graceful restart and shutdown with nothing lost.
 
 1. Restart under load: wrk drives the target; a second instance starts on
-   the same port (SO_REUSEPORT); the first gets SIGTERM and drains. wrk
+   the same port (both with TERN_REUSE_PORT=true, which sets SO_REUSEPORT;
+   without it the second would refuse to start, the address being in
+   use); the first gets SIGTERM and drains. wrk
    must see no non-2xx answer and no socket error other than refused
    connections, the old process must exit 0, and the new one must serve
    afterwards. With `net.ipv4.tcp_migrate_req=1` (set here when the kernel
@@ -40,12 +42,20 @@ def migrate_requests():
 
 def restart_under_load(binary, seconds):
     port = free_port()
-    old = start(binary, port)
+    # Port sharing is opt-in: both instances ask for it.
+    old = start(binary, port, TERN_REUSE_PORT="true")
     wrk = subprocess.Popen(["wrk", "-t1", "-c32", f"-d{seconds}s", f"http://127.0.0.1:{port}/"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     time.sleep(seconds / 4)
-    new = start(binary, port)
+    new = start(binary, port, TERN_REUSE_PORT="true")
     time.sleep(0.5)
+    # `start` returns as soon as the port answers, which the old instance
+    # does: the new one must still be running, i.e. it did bind.
+    if new.poll() is not None:
+        old.kill()
+        wrk.kill()
+        return [f"the new instance exited with {new.returncode} instead of sharing the port"], \
+            "the restart could not begin"
     old.send_signal(signal.SIGTERM)
     try:
         old_rc = old.wait(timeout=40)

@@ -786,7 +786,7 @@ fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
         if len.is_some_and(|len| len > max_body) {
             return Err(
                 Problem::new(StatusCode::PAYLOAD_TOO_LARGE).with_detail(format!(
-                    "the request body is larger than the limit of {max_body} bytes"
+                    "the request body is larger than the limit of {max_body} bytes (TERN_MAX_BODY_BYTES)"
                 )),
             );
         }

@@ -23,9 +23,8 @@ pub enum RuntimeMode {
     /// One multi-threaded tokio runtime with `workers` threads (default).
     #[default]
     MultiThread,
-    /// One current-thread runtime per worker, each with its own listening
-    /// socket on the same port (`SO_REUSEPORT`): no work stealing, the
-    /// lowest overhead per request.
+    /// One current-thread runtime per worker, all accepting from one
+    /// listening socket: no work stealing, the lowest overhead per request.
     PerCore,
 }
 
@@ -43,6 +42,16 @@ pub struct Limits {
     /// Largest field of a `multipart/form-data` body in bytes; past it,
     /// `413`. `TERN_MAX_MULTIPART_FIELD_BYTES`.
     pub max_multipart_field_bytes: u64,
+    /// Most parts in one `multipart/form-data` body; past it, `413`.
+    /// `TERN_MAX_MULTIPART_PARTS`.
+    pub max_multipart_parts: usize,
+    /// Most `key=value` pairs in one query string or urlencoded form
+    /// (`Query`, `Form`); past it, `400` naming the setting.
+    /// `TERN_MAX_FORM_FIELDS`.
+    pub max_form_fields: usize,
+    /// Most bracket levels in one query or form key (`a[b][c]` is 2);
+    /// past it, `400` naming the setting. `TERN_MAX_FORM_DEPTH`.
+    pub max_form_depth: usize,
     /// Most connections served at once; more are closed at accept.
     /// `TERN_MAX_CONNECTIONS`.
     pub max_connections: usize,
@@ -58,6 +67,9 @@ impl Default for Limits {
             max_headers: 100,
             max_body_bytes: 2 * 1024 * 1024,
             max_multipart_field_bytes: 1024 * 1024,
+            max_multipart_parts: 100,
+            max_form_fields: 1000,
+            max_form_depth: 32,
             max_connections: 10_000,
             max_h2_streams: 256,
         }
@@ -161,6 +173,11 @@ pub struct Config {
     pub workers: usize,
     /// `TERN_RUNTIME`: `multi-thread` (default) or `per-core`.
     pub runtime: RuntimeMode,
+    /// `TERN_REUSE_PORT`: open the listening socket with `SO_REUSEPORT`
+    /// (Unix), so that another process that sets it too can listen on the
+    /// same port, for a restart without downtime. Default off: an address
+    /// already in use stops the start with an error naming `TERN_ADDR`.
+    pub reuse_port: bool,
     /// `SECRET_KEY`: at least 32 bytes; required in production.
     pub secret_key: Option<SecretKey>,
     /// `ALLOWED_HOSTS`: comma-separated host patterns; a request for any
@@ -211,6 +228,7 @@ impl Default for Config {
             env: Environment::Development,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             runtime: RuntimeMode::MultiThread,
+            reuse_port: false,
             secret_key: None,
             allowed_hosts: Vec::new(),
             trusted_proxy_header: None,
@@ -368,6 +386,9 @@ impl Config {
                 }
             };
         }
+        if let Some(v) = get("TERN_REUSE_PORT") {
+            c.reuse_port = parse_bool("TERN_REUSE_PORT", v)?;
+        }
         if let Some(v) = settings.get("SECRET_KEY") {
             c.secret_key = Some(SecretKey(v.as_bytes().to_vec()));
         }
@@ -446,6 +467,21 @@ impl Config {
         }
         if let Some(v) = get("TERN_MAX_MULTIPART_FIELD_BYTES") {
             l.max_multipart_field_bytes = parse_num("TERN_MAX_MULTIPART_FIELD_BYTES", v)?;
+        }
+        if let Some(v) = get("TERN_MAX_MULTIPART_PARTS") {
+            l.max_multipart_parts = parse_num("TERN_MAX_MULTIPART_PARTS", v)?;
+        }
+        if let Some(v) = get("TERN_MAX_FORM_FIELDS") {
+            l.max_form_fields = parse_num("TERN_MAX_FORM_FIELDS", v)?;
+        }
+        if let Some(v) = get("TERN_MAX_FORM_DEPTH") {
+            l.max_form_depth = parse_num("TERN_MAX_FORM_DEPTH", v)?;
+            if l.max_form_depth > 256 {
+                return Err(ConfigError::new(
+                    "TERN_MAX_FORM_DEPTH",
+                    "must be at most 256 (each level is a level of recursion when the form is read)",
+                ));
+            }
         }
         if let Some(v) = get("TERN_MAX_CONNECTIONS") {
             l.max_connections = parse_num("TERN_MAX_CONNECTIONS", v)?;
@@ -630,6 +666,7 @@ const KNOWN: &[&str] = &[
     "TERN_ENV",
     "TERN_WORKERS",
     "TERN_RUNTIME",
+    "TERN_REUSE_PORT",
     "TERN_CONFIG",
     "TERN_REQUEST_ID_HEADER",
     "TERN_SECURITY_HEADERS",
@@ -639,6 +676,9 @@ const KNOWN: &[&str] = &[
     "TERN_MAX_HEADERS",
     "TERN_MAX_BODY_BYTES",
     "TERN_MAX_MULTIPART_FIELD_BYTES",
+    "TERN_MAX_MULTIPART_PARTS",
+    "TERN_MAX_FORM_FIELDS",
+    "TERN_MAX_FORM_DEPTH",
     "TERN_MAX_CONNECTIONS",
     "TERN_MAX_H2_STREAMS",
     "TERN_HEADER_READ_TIMEOUT",

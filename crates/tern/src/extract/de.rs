@@ -4,14 +4,45 @@
 
 use std::{borrow::Cow, fmt};
 
+use indexmap::IndexMap;
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
+use smallvec::SmallVec;
 
 /// A parsed query string or set of route parameters.
 #[derive(Debug, PartialEq)]
 pub(crate) enum Node<'a> {
     Value(Cow<'a, str>),
     Seq(Vec<Node<'a>>),
-    Map(Vec<(Cow<'a, str>, Node<'a>)>),
+    /// Keys in the order they first appear; a hashed index keeps each
+    /// lookup constant-time, so a form of many keys costs linear time.
+    Map(Map<'a>),
+}
+
+pub(crate) type Map<'a> = IndexMap<Cow<'a, str>, Node<'a>>;
+
+/// How much structure a client may send in one query string or form
+/// (`TERN_MAX_FORM_FIELDS`, `TERN_MAX_FORM_DEPTH`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UrlencodedLimits {
+    /// Most `key=value` pairs.
+    pub(crate) fields: usize,
+    /// Most bracket levels in one key (`a[b][c]` is 2).
+    pub(crate) depth: usize,
+}
+
+impl UrlencodedLimits {
+    pub(crate) fn of(limits: &crate::config::Limits) -> Self {
+        UrlencodedLimits {
+            fields: limits.max_form_fields,
+            depth: limits.max_form_depth,
+        }
+    }
+
+    /// The configured limits of the request being served, or the defaults.
+    pub(crate) fn current(extensions: &http::Extensions) -> Self {
+        crate::context::with(extensions, |c| Self::of(&c.shared.config.limits))
+            .unwrap_or_else(|| Self::of(&crate::config::Limits::default()))
+    }
 }
 
 /// A deserialization error, with the key path where it happened.
@@ -19,12 +50,15 @@ pub(crate) enum Node<'a> {
 pub(crate) struct DeError {
     pub(crate) path: String,
     pub(crate) message: String,
+    /// A limit was exceeded (the answer names the setting).
+    pub(crate) limit: bool,
 }
 
 impl DeError {
     fn at(mut self, key: &str) -> Self {
+        let key = shorten(key);
         self.path = if self.path.is_empty() {
-            key.to_owned()
+            key.into_owned()
         } else if self.path.starts_with('[') {
             format!("{key}{}", self.path)
         } else {
@@ -32,6 +66,28 @@ impl DeError {
         };
         self
     }
+
+    fn limit(message: String) -> Self {
+        DeError {
+            path: String::new(),
+            message,
+            limit: true,
+        }
+    }
+}
+
+/// Client text quoted in an error, cut to a readable length: a 2 MiB key
+/// is not echoed back.
+pub(crate) fn shorten(text: &str) -> Cow<'_, str> {
+    const MAX: usize = 64;
+    if text.len() <= MAX {
+        return Cow::Borrowed(text);
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}...", &text[..end]))
 }
 
 impl fmt::Display for DeError {
@@ -51,21 +107,36 @@ impl de::Error for DeError {
         DeError {
             path: String::new(),
             message: msg.to_string(),
+            limit: false,
         }
     }
 }
 
 /// Decodes `application/x-www-form-urlencoded` text (`+` is a space) into a
 /// tree: repeated keys and `key[]` make lists, `key[sub]` makes maps.
-pub(crate) fn parse_urlencoded(input: &str) -> Result<Node<'_>, DeError> {
-    let mut root: Vec<(Cow<'_, str>, Node<'_>)> = Vec::new();
+///
+/// Cost is linear in the input: one pass over the pairs, a hashed lookup
+/// per key level, no recursion (the tree's depth is bounded by
+/// `limits.depth`, which also bounds the deserializer's recursion).
+pub(crate) fn parse_urlencoded<'a>(
+    input: &'a str,
+    limits: UrlencodedLimits,
+) -> Result<Node<'a>, DeError> {
+    let mut root = Map::default();
+    let mut fields = 0usize;
     for pair in input.split('&').filter(|p| !p.is_empty()) {
+        fields += 1;
+        if fields > limits.fields {
+            return Err(DeError::limit(format!(
+                "more than {} fields; the limit is TERN_MAX_FORM_FIELDS",
+                limits.fields
+            )));
+        }
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let key = decode(key)?;
         let value = decode(value)?;
-        let mut segments = key_segments(&key)?;
-        let first = segments.remove(0);
-        insert(&mut root, first, &segments, value).map_err(|e| e.at(&key))?;
+        let segments = key_segments(&key, limits.depth)?;
+        insert(&mut root, &segments, value).map_err(|e| e.at(&key))?;
     }
     Ok(Node::Map(root))
 }
@@ -90,7 +161,8 @@ fn decode(s: &str) -> Result<Cow<'_, str>, DeError> {
                     }
                     _ => {
                         return Err(de::Error::custom(format!(
-                            "`{s}` has a malformed percent-escape"
+                            "`{}` has a malformed percent-escape",
+                            shorten(s)
                         )))
                     }
                 }
@@ -101,22 +173,30 @@ fn decode(s: &str) -> Result<Cow<'_, str>, DeError> {
     }
     String::from_utf8(out)
         .map(Cow::Owned)
-        .map_err(|_| de::Error::custom(format!("`{s}` is not UTF-8 once decoded")))
+        .map_err(|_| de::Error::custom(format!("`{}` is not UTF-8 once decoded", shorten(s))))
 }
 
 /// `user[address][city]` → `user`, `address`, `city`; `tag[]` → `tag`, ``.
-fn key_segments(key: &str) -> Result<Vec<&str>, DeError> {
+/// More than `max_depth` bracket levels is an error.
+fn key_segments(key: &str, max_depth: usize) -> Result<SmallVec<[&str; 4]>, DeError> {
     let Some(open) = key.find('[') else {
-        return Ok(vec![key]);
+        return Ok(smallvec::smallvec![key]);
     };
-    let mut segments = vec![&key[..open]];
+    let mut segments: SmallVec<[&str; 4]> = smallvec::smallvec![&key[..open]];
     let mut rest = &key[open..];
     while !rest.is_empty() {
+        if segments.len() > max_depth {
+            return Err(DeError::limit(format!(
+                "the key `{}` nests deeper than {max_depth} levels; the limit is TERN_MAX_FORM_DEPTH",
+                shorten(key)
+            )));
+        }
         let close = match (rest.starts_with('['), rest.find(']')) {
             (true, Some(close)) => close,
             _ => {
                 return Err(de::Error::custom(format!(
-                    "the key `{key}` has unbalanced brackets"
+                    "the key `{}` has unbalanced brackets",
+                    shorten(key)
                 )))
             }
         };
@@ -125,63 +205,70 @@ fn key_segments(key: &str) -> Result<Vec<&str>, DeError> {
     }
     if segments[0].is_empty() {
         return Err(de::Error::custom(format!(
-            "the key `{key}` has no name before `[`"
+            "the key `{}` has no name before `[`",
+            shorten(key)
         )));
     }
     Ok(segments)
 }
 
+/// Puts `value` at `segments` (`["user", "address", "city"]`) in `map`,
+/// walking down level by level (no recursion).
 fn insert<'a>(
-    map: &mut Vec<(Cow<'a, str>, Node<'a>)>,
-    key: &str,
-    rest: &[&str],
+    mut map: &mut Map<'a>,
+    segments: &[&str],
     value: Cow<'a, str>,
 ) -> Result<(), DeError> {
-    let position = map.iter().position(|(k, _)| k == key);
-    let Some((next, deeper)) = rest.split_first() else {
-        match position {
-            None => map.push((Cow::Owned(key.to_owned()), Node::Value(value))),
-            Some(i) => match &mut map[i].1 {
-                Node::Seq(items) => items.push(Node::Value(value)),
-                node @ Node::Value(_) => {
+    let mut i = 0;
+    loop {
+        let key = segments[i];
+        let Some(&next) = segments.get(i + 1) else {
+            // The last segment: a value, or one more item of a list.
+            match map.get_mut(key) {
+                None => {
+                    map.insert(Cow::Owned(key.to_owned()), Node::Value(value));
+                }
+                Some(Node::Seq(items)) => items.push(Node::Value(value)),
+                Some(node @ Node::Value(_)) => {
                     let first = std::mem::replace(node, Node::Seq(Vec::new()));
                     *node = Node::Seq(vec![first, Node::Value(value)]);
                 }
-                Node::Map(_) => return Err(mixed()),
-            },
-        }
-        return Ok(());
-    };
-    let i = match position {
-        Some(i) => i,
-        None => {
-            let empty = if next.is_empty() {
+                Some(Node::Map(_)) => return Err(mixed()),
+            }
+            return Ok(());
+        };
+        let node = map.entry(Cow::Owned(key.to_owned())).or_insert_with(|| {
+            if next.is_empty() {
                 Node::Seq(Vec::new())
             } else {
-                Node::Map(Vec::new())
-            };
-            map.push((Cow::Owned(key.to_owned()), empty));
-            map.len() - 1
-        }
-    };
-    match (&mut map[i].1, next.is_empty()) {
-        (Node::Seq(items), true) => {
-            if deeper.is_empty() {
-                items.push(Node::Value(value));
-            } else {
-                let mut inner = Vec::new();
-                insert(&mut inner, deeper[0], &deeper[1..], value)?;
-                items.push(Node::Map(inner));
+                Node::Map(Map::default())
             }
-            Ok(())
+        });
+        match (node, next.is_empty()) {
+            (Node::Map(inner), false) => {
+                map = inner;
+                i += 1;
+            }
+            (Node::Seq(items), true) => {
+                // `tag[]=x`: one more item; `item[][name]=x`: one more map.
+                if segments.len() == i + 2 {
+                    items.push(Node::Value(value));
+                    return Ok(());
+                }
+                items.push(Node::Map(Map::default()));
+                let Some(Node::Map(inner)) = items.last_mut() else {
+                    return Err(mixed());
+                };
+                map = inner;
+                i += 2;
+            }
+            (node @ Node::Value(_), true) if segments.len() == i + 2 => {
+                let first = std::mem::replace(node, Node::Seq(Vec::new()));
+                *node = Node::Seq(vec![first, Node::Value(value)]);
+                return Ok(());
+            }
+            _ => return Err(mixed()),
         }
-        (node @ Node::Value(_), true) => {
-            let first = std::mem::replace(node, Node::Seq(Vec::new()));
-            *node = Node::Seq(vec![first, Node::Value(value)]);
-            Ok(())
-        }
-        (Node::Map(inner), false) => insert(inner, next, deeper, value),
-        _ => Err(mixed()),
     }
 }
 
@@ -203,9 +290,10 @@ macro_rules! scalar {
             match self.node {
                 Node::Value(v) => ValueDe(v).$method(visitor),
                 Node::Map(entries) if self.path_mode && entries.len() == 1 => {
-                    ValueDe(match &entries[0].1 { Node::Value(v) => v, _ => return Err(expected_one()) })
+                    let Some((key, node)) = entries.get_index(0) else { return Err(expected_one()) };
+                    ValueDe(match node { Node::Value(v) => v, _ => return Err(expected_one()) })
                         .$method(visitor)
-                        .map_err(|e| e.at(&entries[0].0))
+                        .map_err(|e| e.at(key))
                 }
                 Node::Map(entries) if self.path_mode => Err(de::Error::custom(format!(
                     "the route has {} parameters; extract them as a tuple or a struct",
@@ -293,7 +381,10 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_, '_> {
                 let mut indexed: Vec<(usize, &Node<'_>)> = Vec::with_capacity(entries.len());
                 for (k, v) in entries {
                     let i = k.parse().map_err(|_| {
-                        de::Error::custom(format!("expected a list, but `{k}` is not an index"))
+                        de::Error::custom(format!(
+                            "expected a list, but `{}` is not an index",
+                            shorten(k)
+                        ))
                     })?;
                     indexed.push((i, v));
                 }
@@ -348,12 +439,14 @@ impl<'de> de::Deserializer<'de> for NodeDe<'_, '_> {
     ) -> Result<V::Value, DeError> {
         match self.node {
             Node::Value(v) => ValueDe(v).deserialize_enum(name, variants, visitor),
-            Node::Map(entries) if self.path_mode && entries.len() == 1 => match &entries[0].1 {
-                Node::Value(v) => ValueDe(v)
-                    .deserialize_enum(name, variants, visitor)
-                    .map_err(|e| e.at(&entries[0].0)),
-                _ => Err(expected_one()),
-            },
+            Node::Map(entries) if self.path_mode && entries.len() == 1 => {
+                match entries.get_index(0) {
+                    Some((key, Node::Value(v))) => ValueDe(v)
+                        .deserialize_enum(name, variants, visitor)
+                        .map_err(|e| e.at(key)),
+                    _ => Err(expected_one()),
+                }
+            }
             _ => Err(expected_one()),
         }
     }
@@ -483,7 +576,7 @@ impl<'de> de::SeqAccess<'de> for RefSeqAccess<'_, '_> {
 }
 
 struct MapValues<'a, 'n> {
-    entries: std::slice::Iter<'n, (Cow<'a, str>, Node<'a>)>,
+    entries: indexmap::map::Iter<'n, Cow<'a, str>, Node<'a>>,
 }
 
 impl<'de> de::SeqAccess<'de> for MapValues<'_, '_> {
@@ -506,7 +599,7 @@ impl<'de> de::SeqAccess<'de> for MapValues<'_, '_> {
 }
 
 struct MapAccess<'a, 'n> {
-    entries: std::slice::Iter<'n, (Cow<'a, str>, Node<'a>)>,
+    entries: indexmap::map::Iter<'n, Cow<'a, str>, Node<'a>>,
     value: Option<(&'n str, &'n Node<'a>)>,
     path_mode: bool,
 }
@@ -549,7 +642,7 @@ macro_rules! parse {
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
             match self.0.parse::<$ty>() {
                 Ok(v) => visitor.$visit(v),
-                Err(_) => Err(de::Error::custom(format!("expected {}, got `{}`", $what, self.0))),
+                Err(_) => Err(de::Error::custom(format!("expected {}, got `{}`", $what, shorten(self.0)))),
             }
         }
     )*};
@@ -567,7 +660,8 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
             "true" | "on" | "1" => visitor.visit_bool(true),
             "false" | "off" | "0" => visitor.visit_bool(false),
             other => Err(de::Error::custom(format!(
-                "expected true or false, got `{other}`"
+                "expected true or false, got `{}`",
+                shorten(other)
             ))),
         }
     }
@@ -626,7 +720,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
                     .map(|v| format!("`{v}`"))
                     .collect::<Vec<_>>()
                     .join(", "),
-                self.0
+                shorten(self.0)
             )));
         }
         let de: de::value::StrDeserializer<'_, DeError> = self.0.into_deserializer();
@@ -651,12 +745,17 @@ mod tests {
     use serde::Deserialize;
 
     fn query<T: serde::de::DeserializeOwned>(q: &str) -> Result<T, DeError> {
-        let node = parse_urlencoded(q)?;
+        let node = parse_urlencoded(q, LIMITS)?;
         T::deserialize(NodeDe {
             node: &node,
             path_mode: false,
         })
     }
+
+    const LIMITS: UrlencodedLimits = UrlencodedLimits {
+        fields: 1000,
+        depth: 32,
+    };
 
     #[derive(Debug, Deserialize, PartialEq)]
     struct User {
@@ -720,21 +819,70 @@ mod tests {
     }
 
     #[test]
+    fn limits_name_the_setting() {
+        let deep = format!("a{}=1", "[]".repeat(33));
+        let e = query::<std::collections::HashMap<String, serde_json::Value>>(&deep)
+            .expect_err("too deep");
+        assert!(e.limit && e.message.contains("TERN_MAX_FORM_DEPTH"), "{e}");
+        let ok = format!("a{}=1", "[]".repeat(32));
+        query::<std::collections::HashMap<String, serde_json::Value>>(&ok).expect("at the limit");
+        let many: String = (0..1001).map(|i| format!("k{i}=1&")).collect();
+        let e = query::<std::collections::HashMap<String, String>>(&many).expect_err("too many");
+        assert!(e.limit && e.message.contains("TERN_MAX_FORM_FIELDS"), "{e}");
+        let most: String = (0..1000).map(|i| format!("k{i}=1&")).collect();
+        let map = query::<std::collections::HashMap<String, String>>(&most).expect("at the limit");
+        assert_eq!(map.len(), 1000);
+    }
+
+    #[test]
+    fn nested_lists_of_maps() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Item {
+            name: String,
+        }
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct Order {
+            item: Vec<Item>,
+        }
+        let o: Order = query("item[][name]=a&item[][name]=b").expect("list of maps");
+        assert_eq!(
+            o.item,
+            [Item { name: "a".into() }, Item { name: "b".into() }]
+        );
+        let e = query::<Search>("q=x&tag=a&tag[][k]=b").expect_err("mixed");
+        assert_eq!(e.path, "tag[][k]");
+    }
+
+    #[test]
+    fn long_client_text_is_not_echoed_whole() {
+        let long = "x".repeat(100_000);
+        let e = query::<Search>(&format!("q=a&page={long}")).expect_err("not a number");
+        assert!(e.message.len() < 200, "{}", e.message.len());
+        let e = query::<Search>(&format!("q=a&{long}[=1")).expect_err("unbalanced");
+        assert!(e.message.len() < 200, "{}", e.message.len());
+    }
+
+    #[test]
     fn path_mode() {
-        let node = Node::Map(vec![(
-            Cow::Borrowed("id"),
-            Node::Value(Cow::Borrowed("42")),
-        )]);
+        let node = Node::Map(
+            [(Cow::Borrowed("id"), Node::Value(Cow::Borrowed("42")))]
+                .into_iter()
+                .collect(),
+        );
         let id: u64 = u64::deserialize(NodeDe {
             node: &node,
             path_mode: true,
         })
         .expect("one");
         assert_eq!(id, 42);
-        let node = Node::Map(vec![
-            (Cow::Borrowed("org"), Node::Value(Cow::Borrowed("tern"))),
-            (Cow::Borrowed("id"), Node::Value(Cow::Borrowed("x"))),
-        ]);
+        let node = Node::Map(
+            [
+                (Cow::Borrowed("org"), Node::Value(Cow::Borrowed("tern"))),
+                (Cow::Borrowed("id"), Node::Value(Cow::Borrowed("x"))),
+            ]
+            .into_iter()
+            .collect(),
+        );
         let e = <(String, u64)>::deserialize(NodeDe {
             node: &node,
             path_mode: true,

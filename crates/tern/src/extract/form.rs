@@ -4,7 +4,7 @@ use tern_core::{body::Body, extract::FromRequest, response::IntoResponse, Reques
 
 use super::{
     body::{has_content_type, read_body},
-    de::{parse_urlencoded, NodeDe},
+    de::{parse_urlencoded, NodeDe, UrlencodedLimits},
     query::reject,
     Rejection,
 };
@@ -39,8 +39,9 @@ where
     type Rejection = Rejection;
 
     async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {
+        let limits = UrlencodedLimits::current(req.extensions());
         if req.method() == Method::GET || req.method() == Method::HEAD {
-            return super::Query::try_from_str(req.uri().query().unwrap_or_default())
+            return super::Query::parse(req.uri().query().unwrap_or_default(), limits)
                 .map(|q| Form(q.0));
         }
         if !has_content_type(&req, "application/x-www-form-urlencoded", None) {
@@ -52,7 +53,7 @@ where
         let text = std::str::from_utf8(&bytes).map_err(|_| {
             Rejection::invalid(StatusCode::BAD_REQUEST, "the form body is not UTF-8")
         })?;
-        let node = parse_urlencoded(text).map_err(|e| reject("form field", e))?;
+        let node = parse_urlencoded(text, limits).map_err(|e| reject("form field", e))?;
         T::deserialize(NodeDe {
             node: &node,
             path_mode: false,

@@ -31,7 +31,13 @@ use super::Rejection;
 /// ```
 pub struct Multipart {
     inner: multer::Multipart<'static>,
+    parts: usize,
+    max_parts: usize,
 }
+
+/// The longest file name a part may carry (`NAME_MAX` on Linux and most
+/// file systems); a longer one is a `400`.
+const MAX_FILE_NAME_BYTES: usize = 255;
 
 impl std::fmt::Debug for Multipart {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -53,11 +59,22 @@ impl<S: Send + Sync> FromRequest<S> for Multipart {
                 "expected `Content-Type: multipart/form-data; boundary=...`",
             )
         })?;
-        let (field_limit, total_limit) = crate::context::with(req.extensions(), |c| {
+        let (field_limit, total_limit, max_parts) = crate::context::with(req.extensions(), |c| {
             let l = &c.shared.config.limits;
-            (l.max_multipart_field_bytes, l.max_body_bytes)
+            (
+                l.max_multipart_field_bytes,
+                l.max_body_bytes,
+                l.max_multipart_parts,
+            )
         })
-        .unwrap_or((1024 * 1024, 2 * 1024 * 1024));
+        .unwrap_or_else(|| {
+            let l = crate::config::Limits::default();
+            (
+                l.max_multipart_field_bytes,
+                l.max_body_bytes,
+                l.max_multipart_parts,
+            )
+        });
         let stream = req.into_body().into_data_stream();
         let constraints = multer::Constraints::new().size_limit(
             multer::SizeLimit::new()
@@ -66,17 +83,42 @@ impl<S: Send + Sync> FromRequest<S> for Multipart {
         );
         Ok(Multipart {
             inner: multer::Multipart::with_constraints(stream, boundary, constraints),
+            parts: 0,
+            max_parts,
         })
     }
 }
 
 impl Multipart {
     /// The next field, or `None` after the last one.
+    ///
+    /// More parts than `TERN_MAX_MULTIPART_PARTS` is a `413`; a file name
+    /// longer than 255 bytes is a `400`. A part may have at most 32
+    /// headers (a `400` past that).
     pub async fn next_field(&mut self) -> Result<Option<Field>, Rejection> {
-        match self.inner.next_field().await {
-            Ok(field) => Ok(field.map(|inner| Field { inner })),
-            Err(e) => Err(reject(e)),
+        let Some(inner) = self.inner.next_field().await.map_err(reject)? else {
+            return Ok(None);
+        };
+        self.parts += 1;
+        if self.parts > self.max_parts {
+            return Err(Rejection::too_large(format!(
+                "the multipart body has more than {} parts; the limit is TERN_MAX_MULTIPART_PARTS",
+                self.max_parts
+            )));
         }
+        if inner
+            .file_name()
+            .is_some_and(|name| name.len() > MAX_FILE_NAME_BYTES)
+        {
+            return Err(Rejection::invalid(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the file name of the multipart field `{}` is longer than {MAX_FILE_NAME_BYTES} bytes",
+                    super::de::shorten(inner.name().unwrap_or_default())
+                ),
+            ));
+        }
+        Ok(Some(Field { inner }))
     }
 }
 
@@ -128,7 +170,7 @@ fn reject(e: multer::Error) -> Rejection {
     match e {
         E::FieldSizeExceeded { limit, field_name } => Rejection::too_large(format!(
             "the multipart field `{}` is larger than the limit of {limit} bytes (TERN_MAX_MULTIPART_FIELD_BYTES)",
-            field_name.unwrap_or_default()
+            super::de::shorten(&field_name.unwrap_or_default())
         ))
         .with_field(""),
         E::StreamSizeExceeded { limit } => Rejection::too_large(format!(
@@ -138,6 +180,6 @@ fn reject(e: multer::Error) -> Rejection {
             Ok(body_err) => Rejection::from_body_error(*body_err),
             Err(other) => Rejection::invalid(StatusCode::BAD_REQUEST, format!("the multipart body could not be read: {other}")),
         },
-        other => Rejection::invalid(StatusCode::BAD_REQUEST, format!("malformed multipart body: {other}")),
+        other => Rejection::invalid(StatusCode::BAD_REQUEST, format!("malformed multipart body: {}", super::de::shorten(&other.to_string()))),
     }
 }

@@ -3,7 +3,7 @@ use serde::de::DeserializeOwned;
 use tern_core::extract::FromRequestParts;
 
 use super::{
-    de::{parse_urlencoded, NodeDe},
+    de::{parse_urlencoded, NodeDe, UrlencodedLimits},
     Rejection,
 };
 
@@ -30,9 +30,18 @@ use super::{
 pub struct Query<T>(pub T);
 
 impl<T: DeserializeOwned> Query<T> {
-    /// Parses a query string (without the `?`).
+    /// Parses a query string (without the `?`), within the default
+    /// limits (`TERN_MAX_FORM_FIELDS`, `TERN_MAX_FORM_DEPTH`; the extractor
+    /// applies the app's configured ones).
     pub fn try_from_str(query: &str) -> Result<Self, Rejection> {
-        let node = parse_urlencoded(query).map_err(|e| reject("query parameter", e))?;
+        Self::parse(
+            query,
+            UrlencodedLimits::of(&crate::config::Limits::default()),
+        )
+    }
+
+    pub(crate) fn parse(query: &str, limits: UrlencodedLimits) -> Result<Self, Rejection> {
+        let node = parse_urlencoded(query, limits).map_err(|e| reject("query parameter", e))?;
         T::deserialize(NodeDe {
             node: &node,
             path_mode: false,
@@ -43,6 +52,12 @@ impl<T: DeserializeOwned> Query<T> {
 }
 
 pub(crate) fn reject(what: &str, e: super::de::DeError) -> Rejection {
+    if e.limit {
+        return Rejection::invalid(
+            StatusCode::BAD_REQUEST,
+            format!("too many {what}s: {}", e.message),
+        );
+    }
     let detail = if e.path.is_empty() {
         format!("invalid {what}s: {}", e.message)
     } else {
@@ -59,7 +74,10 @@ where
     type Rejection = Rejection;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
-        Query::try_from_str(parts.uri.query().unwrap_or_default())
+        Query::parse(
+            parts.uri.query().unwrap_or_default(),
+            UrlencodedLimits::current(&parts.extensions),
+        )
     }
 }
 

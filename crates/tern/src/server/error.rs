@@ -52,7 +52,8 @@ impl Error {
         matches!(self.kind, ErrorKind::Build(_))
     }
 
-    /// The address could not be bound.
+    /// The address could not be bound (already in use, not local, no
+    /// permission): [`setting`](Error::setting) is `TERN_ADDR`.
     pub fn is_bind(&self) -> bool {
         matches!(self.kind, ErrorKind::Bind(..))
     }
@@ -72,6 +73,13 @@ impl fmt::Display for Error {
         match &self.kind {
             ErrorKind::Config(e) => write!(f, "tern cannot start: {e}"),
             ErrorKind::Build(e) => write!(f, "tern cannot start: the routes do not build: {e}"),
+            ErrorKind::Bind(addr, e) if e.kind() == io::ErrorKind::AddrInUse => write!(
+                f,
+                "tern cannot start: TERN_ADDR: {addr} is already in use ({e}): another \
+                 server listens on it. Stop it or choose another address; to share the port \
+                 on purpose (a restart without downtime), set TERN_REUSE_PORT=true in every \
+                 process that shares it"
+            ),
             ErrorKind::Bind(addr, e) => write!(
                 f,
                 "tern cannot start: TERN_ADDR: cannot listen on {addr}: {e}"

@@ -84,7 +84,8 @@ impl Server {
                     .build()
                     .map_err(Error::io)?;
                 rt.block_on(async move {
-                    let listener = bind(config.addr).map_err(|e| Error::bind(config.addr, e))?;
+                    let listener = bind(config.addr, config.reuse_port)
+                        .map_err(|e| Error::bind(config.addr, e))?;
                     let listener = TcpListener::from_std(listener).map_err(Error::io)?;
                     announce(&listener, &config);
                     self.serve_with_shutdown(listener, shutdown_signal())
@@ -98,14 +99,17 @@ impl Server {
 
     fn run_per_core(self, config: &Config) -> Result<(), Error> {
         let (tx, rx) = watch::channel(false);
+        // One socket, one accept queue: each worker's runtime registers its
+        // own duplicate of it, so the workers share the port without
+        // `SO_REUSEPORT` (which would open it to other processes too).
+        let listener =
+            bind(config.addr, config.reuse_port).map_err(|e| Error::bind(config.addr, e))?;
+        let addr = listener.local_addr().map_err(Error::io)?;
         let mut listeners = Vec::with_capacity(config.workers);
-        let mut addr = config.addr;
-        for _ in 0..config.workers {
-            let listener = bind(addr).map_err(|e| Error::bind(addr, e))?;
-            // Port 0 resolves once; every worker then binds that port.
-            addr = listener.local_addr().map_err(Error::io)?;
-            listeners.push(listener);
+        for _ in 1..config.workers {
+            listeners.push(listener.try_clone().map_err(Error::io)?);
         }
+        listeners.push(listener);
         let mut threads = Vec::with_capacity(listeners.len());
         for (i, listener) in listeners.into_iter().enumerate() {
             let server = self.clone();
