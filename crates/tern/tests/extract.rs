@@ -410,15 +410,24 @@ async fn client_ip_believes_only_trusted_proxies() {
     let mut trusted = common::config();
     trusted.trusted_proxy_header = Some(http::HeaderName::from_static("x-forwarded-for"));
     let server = common::spawn_with(app(), trusted.clone()).await;
-    let res = send(
-        &common::client(),
-        request("GET", &server.url("/ip"))
-            .header("x-forwarded-for", "203.0.113.9, 198.51.100.7")
-            .body(Full::default())
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(res.text(), "198.51.100.7 127.0.0.1");
+    // Only the rightmost entry is the trusted proxy's; when it is not an
+    // address, the peer's address counts, never an entry to its left (the
+    // client may have sent those).
+    for (lines, client) in [
+        (&["203.0.113.9, 198.51.100.7"][..], "198.51.100.7"),
+        (&["198.51.100.7:4711"], "198.51.100.7"),
+        (&["1.2.3.4, unknown"], "127.0.0.1"),
+        (&["1.2.3.4,"], "127.0.0.1"),
+        (&["1.2.3.4", "unknown"], "127.0.0.1"),
+        (&["unknown", "198.51.100.7"], "198.51.100.7"),
+    ] {
+        let mut req = request("GET", &server.url("/ip"));
+        for line in lines {
+            req = req.header("x-forwarded-for", *line);
+        }
+        let res = send(&common::client(), req.body(Full::default()).unwrap()).await;
+        assert_eq!(res.text(), format!("{client} 127.0.0.1"), "{lines:?}");
+    }
     server.shutdown().await;
 
     // Untrusted peer: the forged header is ignored.

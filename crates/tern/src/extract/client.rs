@@ -9,9 +9,11 @@ use crate::context::Ctx;
 /// The client's IP address.
 ///
 /// The peer's address, unless `TRUSTED_PROXY_HEADER` is set and the peer
-/// is one of `TRUSTED_PROXIES`: then the last address of that header (the
-/// one the trusted proxy appended). A header sent by any other peer is
-/// ignored, so a client cannot forge its address.
+/// is one of `TRUSTED_PROXIES`: then the last (rightmost) entry of that
+/// header, the one the trusted proxy appended. If that entry is not an
+/// address (`unknown`), the peer's address, never an entry further left
+/// (the client may have written those). A header sent by any other peer
+/// is ignored, so a client cannot forge its address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientIp(pub IpAddr);
 
@@ -44,15 +46,19 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
         })?;
         let peer = peer.ok_or_else(|| Rejection::internal("the client's address is unknown"))?;
         if let Some(name) = header {
-            let forwarded = parts
+            // Only the rightmost entry is the trusted proxy's own: anything
+            // left of it may come from the client. When the proxy wrote
+            // something that is not an address (`unknown`, an obfuscated
+            // name), skipping it would let a client-supplied entry win.
+            let rightmost = parts
                 .headers
                 .get_all(name)
                 .iter()
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(','))
-                .filter_map(|ip| parse_ip(ip.trim()))
-                .next_back();
-            if let Some(ip) = forwarded {
+                .next_back()
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.rsplit(',').next())
+                .and_then(|ip| parse_ip(ip.trim()));
+            if let Some(ip) = rightmost {
                 return Ok(ClientIp(ip));
             }
         }
