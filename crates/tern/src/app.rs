@@ -814,7 +814,12 @@ fn prepare(
         }
         return Err(res);
     }
-    if !config.allowed_hosts.is_empty() {
+    // The built-in health check answers whatever the host: orchestrators'
+    // probes (Kubernetes) name the pod's address, not a public host, and
+    // `ok` tells a forged host nothing (docs/configuration.md).
+    let health_probe = matches!(*req.method(), Method::GET | Method::HEAD)
+        && shared.table.builtin_health() == Some(req.uri().path());
+    if !config.allowed_hosts.is_empty() && !health_probe {
         let host = crate::extract::host_of(&req);
         let allowed = host.is_some_and(|h| {
             let name = crate::extract::strip_port(h);

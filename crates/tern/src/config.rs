@@ -181,7 +181,8 @@ pub struct Config {
     /// `SECRET_KEY`: at least 32 bytes; required in production.
     pub secret_key: Option<SecretKey>,
     /// `ALLOWED_HOSTS`: comma-separated host patterns; a request for any
-    /// other host gets `400`. Empty means any host (development only).
+    /// other host gets `400`, except `GET`/`HEAD` of the built-in health
+    /// check. Empty means any host (development only).
     pub allowed_hosts: Vec<HostPattern>,
     /// `TRUSTED_PROXY_HEADER`: the header (`X-Forwarded-For`,
     /// `X-Real-IP`, ...) that names the client when the peer is a trusted
@@ -197,8 +198,10 @@ pub struct Config {
     /// `TERN_SECURITY_HEADERS`: send HSTS, CSP, `X-Frame-Options`, ...
     /// Default: on in production, off in development.
     pub security_headers: bool,
-    /// `TERN_HEALTH_PATH`: where `GET` answers `200 ok`; `off` disables it.
-    /// Default `/health`.
+    /// `TERN_HEALTH_PATH`: where `GET` answers `200 ok`, for any host
+    /// (probes name the pod's address; `ALLOWED_HOSTS` is not checked
+    /// there unless the app has its own route at this path); `off`
+    /// disables it. Default `/health`.
     pub health_path: Option<String>,
     /// `TERN_ACCESS_LOG`: log one line per request (default off).
     pub access_log: bool,

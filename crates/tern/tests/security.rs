@@ -179,3 +179,61 @@ async fn health_is_automatic_movable_and_can_be_disabled() {
     common::get(&server, "/health").await.problem(404);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn health_answers_probes_for_any_host_in_production() {
+    // Kubernetes probes send `Host: <pod IP>:<port>`, which `ALLOWED_HOSTS`
+    // (the public names) does not list: the built-in health check answers
+    // them; every other route still refuses the host.
+    let server = common::spawn_with(app(), production()).await;
+    for host in ["10.1.2.3:8080", "10.1.2.3", "[fd00::7]:8080", "evil.com"] {
+        let res = get_host(&server, "/health", host).await;
+        assert_eq!(res.status, 200, "{host}: {}", res.text());
+        assert_eq!(res.text(), "ok", "{host}");
+        let head = send(
+            &common::client(),
+            request("HEAD", &server.url("/health"))
+                .header("host", host)
+                .body(Full::default())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(head.status, 200, "HEAD {host}");
+        get_host(&server, "/", host).await.problem(400);
+        get_host(&server, "/health/x", host).await.problem(400);
+        let post = send(
+            &common::client(),
+            request("POST", &server.url("/health"))
+                .header("host", host)
+                .body(Full::default())
+                .unwrap(),
+        )
+        .await;
+        post.problem(400);
+    }
+    server.shutdown().await;
+
+    // An app's own route at the health path is the app's: the host rule
+    // applies to it.
+    let own = app().route("/health", get(|| async { "my own health" }));
+    let server = common::spawn_with(own, production()).await;
+    get_host(&server, "/health", "10.1.2.3:8080")
+        .await
+        .problem(400);
+    let res = get_host(&server, "/health", "example.com").await;
+    assert_eq!(res.text(), "my own health");
+    server.shutdown().await;
+
+    // A moved health check is exempt at its new path only.
+    let mut moved = production();
+    moved.health_path = Some("/_up".into());
+    let server = common::spawn_with(app(), moved).await;
+    assert_eq!(
+        get_host(&server, "/_up", "10.1.2.3:8080").await.text(),
+        "ok"
+    );
+    get_host(&server, "/health", "10.1.2.3:8080")
+        .await
+        .problem(400);
+    server.shutdown().await;
+}

@@ -72,6 +72,9 @@ pub(crate) struct Table {
     trailing: TrailingSlash,
     /// Route name → (host table or default, pattern).
     names: HashMap<String, (Option<usize>, String)>,
+    /// The health path, when the built-in handler answers it on every
+    /// host (the app has no route of its own there).
+    builtin_health: Option<String>,
 }
 
 fn new_router(constraints: &[(String, Constraint)]) -> tern_router::Router<usize> {
@@ -204,9 +207,12 @@ impl Table {
             }
         }
         // `/health` answers on every host unless the app has its own.
+        let mut builtin_health = health.map(str::to_owned);
         if let Some(path) = health {
             for routes in std::iter::once(&mut default).chain(by_host.iter_mut().map(|(_, r)| r)) {
-                if !routes.iter().any(|(p, _)| p == path) {
+                if routes.iter().any(|(p, _)| p == path) {
+                    builtin_health = None;
+                } else {
                     routes.push((path.to_owned(), super::get(health_handler)));
                 }
             }
@@ -232,7 +238,15 @@ impl Table {
             fallback,
             trailing,
             names,
+            builtin_health,
         })
+    }
+
+    /// The health path, if the built-in health handler answers it whatever
+    /// the host: such a request may skip `ALLOWED_HOSTS` (probes name the
+    /// pod's address, and the answer reveals nothing).
+    pub(crate) fn builtin_health(&self) -> Option<&str> {
+        self.builtin_health.as_deref()
     }
 
     /// The path of the route named `name`, with `params` encoded.
