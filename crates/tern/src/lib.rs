@@ -81,6 +81,7 @@ mod server;
 pub mod test;
 #[cfg(feature = "tls")]
 mod tls;
+pub mod upgrade;
 
 pub use app::{App, AppService, BuildError, ResponseFuture, Scope};
 pub use config::Config;

@@ -474,16 +474,10 @@ fn sneaky_cases() -> Vec<Case> {
                 closes: true,
             },
         ),
-        // RFC 9112 §2.2: a recipient MAY accept a bare LF as a line
-        // terminator; httparse does, and the message is unambiguous.
-        case(
-            "bare LF line endings",
-            "GET / HTTP/1.1\nHost: x\n\n",
-            Expect::Exchange {
-                responses: &[(200, Some("ok"))],
-                closes: false,
-            },
-        ),
+        // RFC 9112 §2.2 lets a recipient accept a bare LF as a line
+        // terminator; httparse does, but a front end that does not would
+        // frame the message differently (issue 9): Tern refuses it.
+        case("bare LF line endings", "GET / HTTP/1.1\nHost: x\n\n", BAD),
         // Leading whitespace in a field value is OWS (RFC 9110 §5.5),
         // stripped: this is plain `chunked`.
         case(

@@ -28,6 +28,7 @@ use crate::{
 
 mod bind;
 mod error;
+mod framing;
 mod service;
 mod watchdog;
 
@@ -207,19 +208,20 @@ impl Server {
                     // The handshake is part of the head: same time limit.
                     match tokio::time::timeout(timeouts.header_read, tls.accept(stream)).await {
                         Ok(Ok(stream)) => {
-                            serve_connection(stream, &builder, service, activity, stop, &timeouts)
-                                .await;
+                            serve_connection(
+                                stream, &builder, service, activity, stop, &timeouts, permit,
+                            )
+                            .await;
                         }
                         Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
-                    drop(permit);
                 });
                 continue;
             }
             tokio::spawn(async move {
-                serve_connection(stream, &builder, service, activity, stop, &timeouts).await;
-                drop(permit);
+                serve_connection(stream, &builder, service, activity, stop, &timeouts, permit)
+                    .await;
             });
         }
         drop(listener);
@@ -250,10 +252,13 @@ async fn serve_connection<I>(
     activity: Arc<Activity>,
     mut stop: watch::Receiver<bool>,
     timeouts: &Timeouts,
+    permit: tokio::sync::OwnedSemaphorePermit,
 ) where
     I: AsyncRead + AsyncWrite + Linger + Unpin + Send + 'static,
 {
-    let io = TokioIo::new(WatchedIo::new(io, Arc::clone(&activity)));
+    // The socket holds the connection's permit: an upgraded connection
+    // outlives this function and still counts toward the limit.
+    let io = TokioIo::new(WatchedIo::new(io, Arc::clone(&activity), Some(permit)));
     let conn = builder.serve_connection_with_upgrades(io, service);
     tokio::pin!(conn);
     // The watchdog's timer is armed early enough for any deadline that can

@@ -33,11 +33,12 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
 
     #[inline]
     fn call(&self, req: http::Request<Incoming>) -> ConnFuture {
-        self.activity.on_request();
+        let number = self.activity.on_request();
         let max_body = self.max_body;
         let http1 = req.version() <= http::Version::HTTP_11;
         ConnFuture {
             http1,
+            number,
             fut: self.app.call_with_drain(
                 req.map(|b| Body::from_incoming(b, max_body)),
                 Some(self.peer),
@@ -54,6 +55,8 @@ pub(super) struct ConnFuture {
     /// An HTTP/1 answer given while the server drains says
     /// `Connection: close` (HTTP/2 uses GOAWAY instead).
     http1: bool,
+    /// This request's number on the connection (see `Activity::on_answer`).
+    number: u64,
     fut: crate::app::ResponseFuture,
     pub(super) activity: Arc<Activity>,
 }
@@ -67,6 +70,7 @@ impl Future for ConnFuture {
         match Pin::new(&mut this.fut).poll(cx) {
             Poll::Ready(mut res) => {
                 this.activity.on_response();
+                this.activity.on_answer(this.number, res.status());
                 if this.http1 && this.activity.draining.load(Ordering::Relaxed) {
                     // The client learns from this answer that the
                     // connection ends, instead of racing its next request

@@ -16,6 +16,9 @@ use tokio::{
     sync::Notify,
 };
 
+use tokio::sync::OwnedSemaphorePermit;
+
+use super::framing::{Framing, Scan};
 use crate::config::Timeouts;
 
 /// What a connection is doing, for its timeouts: written by the I/O
@@ -36,6 +39,9 @@ pub(super) struct Activity {
     pub(super) drain_wake: Notify,
     /// Close with a reset (a client that stopped reading).
     pub(super) reset: AtomicBool,
+    /// Requests received, numbered from 1 (the upgrade follower's count).
+    pub(super) requests: AtomicU64,
+    pub(super) upgrades: super::framing::Upgrades,
     /// Since when the socket has refused to take bytes we have for it
     /// (ms since `start`), or `NO_HEAD`: a client that does not read.
     write_blocked_ms: AtomicU64,
@@ -66,6 +72,8 @@ impl Activity {
             drain_wake: Notify::new(),
             write_blocked_ms: AtomicU64::new(NO_HEAD),
             reset: AtomicBool::new(false),
+            requests: AtomicU64::new(0),
+            upgrades: super::framing::Upgrades::new(),
         }
     }
 
@@ -87,13 +95,15 @@ impl Activity {
         }
     }
 
-    pub(super) fn on_request(&self) {
+    /// A request arrived; returns its number.
+    pub(super) fn on_request(&self) -> u64 {
         if self.draining.load(Ordering::Relaxed) {
             self.drain_wake.notify_one();
         }
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         self.started.store(true, Ordering::Relaxed);
         self.head_ms.store(NO_HEAD, Ordering::Relaxed);
+        self.requests.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// The socket would not take bytes we have for it.
@@ -174,9 +184,15 @@ impl Activity {
 
 /// The connection's socket, telling `Activity` when bytes arrive and when
 /// the client stops taking them.
+///
+/// It also follows HTTP/1 framing to refuse bare LFs in request heads
+/// ([`Framing`]), and holds the connection's `TERN_MAX_CONNECTIONS` permit:
+/// an upgraded connection (WebSocket) keeps it until its socket closes.
 pub(super) struct WatchedIo<T: Linger> {
     io: T,
     activity: Arc<Activity>,
+    framing: Framing,
+    _permit: Option<OwnedSemaphorePermit>,
 }
 
 /// A socket that can be closed with a reset instead of a FIN.
@@ -200,8 +216,17 @@ impl Linger for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
 }
 
 impl<T: Linger> WatchedIo<T> {
-    pub(super) fn new(io: T, activity: Arc<Activity>) -> Self {
-        WatchedIo { io, activity }
+    pub(super) fn new(
+        io: T,
+        activity: Arc<Activity>,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Self {
+        WatchedIo {
+            io,
+            activity,
+            framing: Framing::new(),
+            _permit: permit,
+        }
     }
 }
 
@@ -224,12 +249,62 @@ impl<T: AsyncRead + Linger + Unpin> AsyncRead for WatchedIo<T> {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        let before = buf.filled().len();
-        let res = Pin::new(&mut this.io).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            this.activity.on_read();
+        if this.framing.passthrough() && this.framing.held.is_empty() {
+            return Pin::new(&mut this.io).poll_read(cx, buf);
         }
-        res
+        if this.framing.doomed() && this.framing.held.is_empty() {
+            // hyper refused the last request and closes; it reads no more.
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the request broke HTTP/1 framing",
+            )));
+        }
+        if this.framing.awaiting_upgrade(&this.activity) {
+            this.activity.wait_for_upgrade(cx.waker());
+            if this.framing.awaiting_upgrade(&this.activity) {
+                return Poll::Pending;
+            }
+        }
+        let before = buf.filled().len();
+        if !this.framing.held.is_empty() {
+            // Bytes read past an upgrade request, now that it is decided.
+            let n = this.framing.held.len().min(buf.remaining());
+            buf.put_slice(&this.framing.held[..n]);
+            this.framing.held.drain(..n);
+        } else {
+            match Pin::new(&mut this.io).poll_read(cx, buf) {
+                Poll::Ready(Ok(())) => {}
+                other => return other,
+            }
+            if buf.filled().len() > before {
+                this.activity.on_read();
+            }
+        }
+        let read = &mut buf.filled_mut()[before..];
+        let scan = this.framing.scan(read, &this.activity);
+        if let Scan::Cut(n) = scan {
+            buf.set_filled(before + n);
+            let end = std::mem::take(&mut this.framing.held);
+            let fit = end.len().min(buf.remaining());
+            buf.put_slice(&end[..fit]);
+            this.framing.held = end[fit..].to_vec();
+        } else if let Scan::Hold(n) = scan {
+            let mut rest = read[n..].to_vec();
+            rest.append(&mut this.framing.held);
+            this.framing.held = rest;
+            buf.set_filled(before + n);
+            if n == 0 {
+                // Nothing to hand on yet: hyper would read an empty read
+                // as the end of the connection.
+                this.activity.wait_for_upgrade(cx.waker());
+                if this.framing.awaiting_upgrade(&this.activity) {
+                    return Poll::Pending;
+                }
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+        }
+        Poll::Ready(Ok(()))
     }
 }
 

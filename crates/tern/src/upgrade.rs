@@ -1,0 +1,269 @@
+//! Upgraded connections: the socket after a `101 Switching Protocols`
+//! (WebSockets, custom protocols) or a `CONNECT` tunnel, with the server's
+//! limits still applied.
+//!
+//! An upgraded connection keeps counting toward `TERN_MAX_CONNECTIONS`
+//! until its socket closes, and [`Upgraded`] applies two timeouts: no byte
+//! from the client for `TERN_KEEP_ALIVE_TIMEOUT` (idle), or bytes waiting
+//! to be sent for `TERN_WRITE_TIMEOUT` with none accepted (a client that
+//! stopped reading), make reads and writes fail with
+//! [`io::ErrorKind::TimedOut`]; dropping it closes the connection.
+//!
+//! ```
+//! use tern::{upgrade, IntoResponse, Request, Response, StatusCode};
+//! use tokio::io::{AsyncReadExt, AsyncWriteExt};
+//!
+//! async fn echo(mut req: Request) -> Response {
+//!     let on_upgrade = upgrade::on(&mut req);
+//!     tokio::spawn(async move {
+//!         let Ok(mut io) = on_upgrade.await else { return };
+//!         let mut buf = [0u8; 1024];
+//!         while let Ok(n @ 1..) = io.read(&mut buf).await {
+//!             if io.write_all(&buf[..n]).await.is_err() {
+//!                 break;
+//!             }
+//!         }
+//!     });
+//!     let mut res = StatusCode::SWITCHING_PROTOCOLS.into_response();
+//!     res.headers_mut().insert("connection", "upgrade".parse().unwrap());
+//!     res.headers_mut().insert("upgrade", "echo".parse().unwrap());
+//!     res
+//! }
+//! # let _: tern::routing::MethodRouter = tern::routing::get(echo);
+//! ```
+
+use std::{
+    fmt,
+    future::Future,
+    io,
+    pin::Pin,
+    task::{Context, Poll},
+    time::Duration,
+};
+
+use hyper_util::rt::TokioIo;
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    time::{Instant, Sleep},
+};
+
+use crate::Request;
+
+/// The upgrade of `req`'s connection, once the response (a `101`, or a
+/// `2xx` to `CONNECT`) has been sent. Await it in a task of its own: it
+/// completes after the handler has returned its response.
+pub fn on(req: &mut Request) -> OnUpgrade {
+    let timeouts = crate::context::with(req.extensions(), |c| c.shared.config.timeouts.clone())
+        .unwrap_or_default();
+    OnUpgrade {
+        inner: hyper::upgrade::on(req),
+        idle: timeouts.keep_alive,
+        write: timeouts.write,
+    }
+}
+
+/// A future for an upgraded connection; see [`on`].
+pub struct OnUpgrade {
+    inner: hyper::upgrade::OnUpgrade,
+    idle: Duration,
+    write: Duration,
+}
+
+impl OnUpgrade {
+    /// Replaces the idle timeout (default `TERN_KEEP_ALIVE_TIMEOUT`).
+    pub fn idle_timeout(mut self, idle: Duration) -> Self {
+        self.idle = idle;
+        self
+    }
+
+    /// Replaces the write timeout (default `TERN_WRITE_TIMEOUT`).
+    pub fn write_timeout(mut self, write: Duration) -> Self {
+        self.write = write;
+        self
+    }
+}
+
+impl fmt::Debug for OnUpgrade {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OnUpgrade")
+            .field("idle", &self.idle)
+            .field("write", &self.write)
+            .finish()
+    }
+}
+
+impl Future for OnUpgrade {
+    type Output = Result<Upgraded, UpgradeError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (idle, write) = (self.idle, self.write);
+        match Pin::new(&mut self.inner).poll(cx) {
+            Poll::Ready(Ok(io)) => Poll::Ready(Ok(Upgraded::new(TokioIo::new(io), idle, write))),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(UpgradeError(e))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// The connection did not switch protocols (the response was not a `101`,
+/// or the client left first).
+#[derive(Debug)]
+pub struct UpgradeError(hyper::Error);
+
+impl fmt::Display for UpgradeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the connection was not upgraded: {}", self.0)
+    }
+}
+
+impl std::error::Error for UpgradeError {}
+
+/// An upgraded connection with idle and write timeouts; see the module
+/// docs.
+pub struct Upgraded {
+    io: TokioIo<hyper::upgrade::Upgraded>,
+    idle: Duration,
+    write: Duration,
+    last_read: Instant,
+    read_timer: Pin<Box<Sleep>>,
+    /// Since when a write has been refused, if one is.
+    blocked: Option<Instant>,
+    write_timer: Pin<Box<Sleep>>,
+}
+
+impl fmt::Debug for Upgraded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Upgraded")
+            .field("idle", &self.idle)
+            .field("write", &self.write)
+            .finish()
+    }
+}
+
+fn timed_out(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::TimedOut, what.to_owned())
+}
+
+impl Upgraded {
+    fn new(io: TokioIo<hyper::upgrade::Upgraded>, idle: Duration, write: Duration) -> Self {
+        let now = Instant::now();
+        Upgraded {
+            io,
+            idle,
+            write,
+            last_read: now,
+            read_timer: Box::pin(tokio::time::sleep_until(now + idle)),
+            blocked: None,
+            write_timer: Box::pin(tokio::time::sleep_until(now + write)),
+        }
+    }
+
+    /// The idle timeout in force.
+    pub fn idle_timeout(&self) -> Duration {
+        self.idle
+    }
+
+    /// The write timeout in force.
+    pub fn write_timeout(&self) -> Duration {
+        self.write
+    }
+
+    fn poll_write_with<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        write: impl FnOnce(
+            Pin<&mut TokioIo<hyper::upgrade::Upgraded>>,
+            &mut Context<'_>,
+        ) -> Poll<io::Result<R>>,
+    ) -> Poll<io::Result<R>> {
+        match write(Pin::new(&mut self.io), cx) {
+            Poll::Pending => {
+                let now = Instant::now();
+                let since = *self.blocked.get_or_insert(now);
+                let deadline = since + self.write;
+                if deadline <= now {
+                    return Poll::Ready(Err(timed_out(
+                        "the client has not read for TERN_WRITE_TIMEOUT",
+                    )));
+                }
+                if self.write_timer.deadline() != deadline {
+                    self.write_timer.as_mut().reset(deadline);
+                }
+                if self.write_timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Err(timed_out(
+                        "the client has not read for TERN_WRITE_TIMEOUT",
+                    )));
+                }
+                Poll::Pending
+            }
+            ready => {
+                self.blocked = None;
+                ready
+            }
+        }
+    }
+}
+
+impl AsyncRead for Upgraded {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        match Pin::new(&mut this.io).poll_read(cx, buf) {
+            Poll::Pending => {
+                let deadline = this.last_read + this.idle;
+                if this.read_timer.deadline() != deadline {
+                    this.read_timer.as_mut().reset(deadline);
+                }
+                if this.read_timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Err(timed_out(
+                        "the client sent nothing for TERN_KEEP_ALIVE_TIMEOUT",
+                    )));
+                }
+                Poll::Pending
+            }
+            ready => {
+                if buf.filled().len() > before {
+                    this.last_read = Instant::now();
+                }
+                ready
+            }
+        }
+    }
+}
+
+impl AsyncWrite for Upgraded {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut()
+            .poll_write_with(cx, |io, cx| io.poll_write(cx, buf))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut()
+            .poll_write_with(cx, |io, cx| io.poll_write_vectored(cx, bufs))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut()
+            .poll_write_with(cx, |io, cx| io.poll_flush(cx))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
