@@ -22,6 +22,7 @@ from boofuzz import (FuzzLoggerText, Request, Session, Target, TCPSocketConnecti
                      Delim, Group, Static, String, Size)
 
 failures = []
+DB = "target/hardening-boofuzz/boofuzz.db"
 
 
 def probe(addr):
@@ -85,6 +86,9 @@ def main():
                 failures.append((session.total_mutant_index, session.last_send))
 
     log = io.StringIO()
+    # One run per file: boofuzz appends to an existing database.
+    if os.path.exists(DB):
+        os.remove(DB)
     session = Session(
         target=Target(connection=TCPSocketConnection(host, int(port), send_timeout=2.0, recv_timeout=0.3)),
         index_end=a.cases,
@@ -97,7 +101,10 @@ def main():
         ignore_connection_aborted=True,
         crash_threshold_request=10**9,
         crash_threshold_element=10**9,
-        db_filename=os.devnull if False else None,
+        # boofuzz's own record of the run (every case sent), under target/
+        # with the other artefacts; by default it would land in
+        # ./boofuzz-results/ in the source tree.
+        db_filename=DB,
     )
     session.connect(grammar())
     started = time.monotonic()
