@@ -5,7 +5,7 @@
 # .ci/run; docs/hardening.md says what each check proves.
 #
 #   bash hardening/run.sh                    # every check
-#   bash hardening/run.sh oracle smuggling   # some of: oracle smuggling h2 boofuzz slow flood restart headers
+#   bash hardening/run.sh oracle smuggling   # some of: oracle smuggling h2 h2conformance boofuzz slow flood restart headers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,7 +47,7 @@ stop_target() {
   wait "$pid"
 }
 
-checks=${*:-oracle smuggling h2 boofuzz slow flood restart headers}
+checks=${*:-oracle smuggling h2 h2conformance boofuzz slow flood restart headers}
 for check in $checks; do
   case "$check" in
     oracle)
@@ -67,6 +67,13 @@ for check in $checks; do
       echo "== hardening: HTTP/2 load and floods (h2load, hand-built frames) =="
       start_target h2
       timeout 300 "$py" hardening/h2_floods.py 127.0.0.1:$port "$pid"
+      stop_target
+      ;;
+    h2conformance)
+      echo "== hardening: HTTP/2 edge cases (h2 from PyPI: preface, stream rules, stalled windows) =="
+      start_target h2conformance TERN_WRITE_TIMEOUT=2s TERN_HEADER_READ_TIMEOUT=2s
+      timeout 600 "$py" hardening/h2_conformance.py 127.0.0.1:$port "$pid" --repeat 50 \
+        --write-timeout 2 --header-timeout 2
       stop_target
       ;;
     boofuzz)

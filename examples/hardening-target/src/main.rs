@@ -13,7 +13,12 @@
 //! - `/panic`: a handler that panics (one 500, the server goes on);
 //! - `/sleep/{ms}`: answers after `ms` milliseconds (for drain and timeout
 //!   checks);
-//! - `/big/{kib}`: a body of `kib` KiB (for slow readers).
+//! - `/big/{kib}`: a body of `kib` KiB (for slow readers);
+//! - `/h2/instant`, any method: answers at once without reading the
+//!   request body; `/h2/slow/{ms}`, any method: answers after `ms`
+//!   milliseconds, without reading the body (for `h2_conformance.py`: the
+//!   same frames must get the same answer whichever of the handler and the
+//!   client is faster).
 
 use std::time::Duration;
 
@@ -43,6 +48,15 @@ async fn sleep(Path(ms): Path<u64>) -> String {
     format!("slept {ms} ms")
 }
 
+async fn instant() -> &'static str {
+    "instant"
+}
+
+async fn slow_unread(Path(ms): Path<u64>) -> String {
+    tokio::time::sleep(Duration::from_millis(ms.min(60_000))).await;
+    format!("slept {ms} ms")
+}
+
 async fn big(Path(kib): Path<usize>) -> Vec<u8> {
     vec![b'x'; kib.min(64 * 1024) * 1024]
 }
@@ -52,6 +66,8 @@ fn app() -> App {
         .route("/panic", get(panics))
         .route("/sleep/{ms:u64}", get(sleep))
         .route("/big/{kib:u64}", get(big))
+        .route("/h2/instant", any(instant))
+        .route("/h2/slow/{ms:u64}", any(slow_unread))
         .route("/", any(anything))
         .route("/{*rest}", any(anything))
 }

@@ -29,6 +29,7 @@ use crate::{
 mod bind;
 mod error;
 mod framing;
+mod preface;
 mod service;
 mod watchdog;
 
@@ -258,7 +259,8 @@ async fn serve_connection<I>(
 {
     // The socket holds the connection's permit: an upgraded connection
     // outlives this function and still counts toward the limit.
-    let io = TokioIo::new(WatchedIo::new(io, Arc::clone(&activity), Some(permit)));
+    let io = WatchedIo::new(io, Arc::clone(&activity), Some(permit));
+    let io = TokioIo::new(preface::PrefaceCheck::new(io));
     let conn = builder.serve_connection_with_upgrades(io, service);
     tokio::pin!(conn);
     // The watchdog's timer is armed early enough for any deadline that can
