@@ -37,11 +37,6 @@ def method_is_other_token(raw):
     return bool(TOKEN.match(method)) and method not in LLHTTP_METHODS
 
 
-def has_bare_lf(raw):
-    head = head_of(raw) + b"\r\n\r\n"
-    return bool(re.search(rb"(?<!\r)\n", head)) or bool(re.search(rb"(?<!\r)\n", body_of(raw)))
-
-
 def cl_with_ows(raw):
     return bool(re.search(rb"\r\ncontent-length:[ \t]*\d+[ \t]+\r\n", head_of(raw) + b"\r\n", re.I))
 
@@ -103,20 +98,26 @@ def unroutable_target(raw):
 RULES = [
     ("accepts", "method other than llhttp's list", method_is_other_token,
      "RFC 9110 §9.1: a method is any token (and case-sensitive, so `get` is a different "
-     "method); routes answer 405 to methods they do not list"),
-    ("accepts", "bare LF as a line terminator", has_bare_lf,
-     "RFC 9112 §2.2: a recipient MAY recognize a single LF as a line terminator (httparse "
-     "does); the message is still one message"),
+     "method); routes answer 405 to methods they do not list. No front end can disagree "
+     "on framing: the method is the token before the first SP either way, and it never "
+     "decides where the message ends"),
     ("accepts", "whitespace after the Content-Length value", cl_with_ows,
-     "RFC 9110 §5.5: whitespace around a field value is not part of it"),
+     "RFC 9110 §5.5: whitespace around a field value is not part of it. No front end can "
+     "disagree: one that strips it reads the same length, one that does not finds no "
+     "valid length and refuses the request instead of forwarding it"),
     ("accepts", "identical repeated Content-Length", duplicate_identical_cl,
-     "RFC 9110 §8.6: a recipient MAY replace identical repeated values by one"),
+     "RFC 9110 §8.6: a recipient MAY replace identical repeated values by one. No front end "
+     "can disagree: every value names the same length, so any reading of them frames the "
+     "body alike (differing values are refused)"),
     ("accepts", "Content-Length and Transfer-Encoding together", cl_and_te,
      "RFC 9112 §6.3: Transfer-Encoding wins and the server closes the connection after "
-     "its answer (hyper does both); no second request is read"),
+     "its answer (hyper does both). A front end that framed it by Content-Length instead "
+     "cannot smuggle: nothing after this request is read on that connection"),
     ("accepts", "chunk extension or whitespace after a chunk size", chunk_extension_or_space,
      "RFC 9112 §7.1.1: a recipient MUST ignore unrecognized chunk extensions; hyper skips "
-     "them to the line end without checking their grammar"),
+     "them to the CRLF without checking their grammar. No front end can disagree on where "
+     "the chunk line ends: a bare LF or CR in it is refused (400, closed), so the line "
+     "ends at the one CRLF every parser sees"),
     ("rejects", "head over TERN_MAX_HEAD_BYTES or TERN_MAX_HEADERS", head_over_limit,
      "a limit: 431 (llhttp has none)"),
     ("rejects", "malformed percent-escape in the path", malformed_percent,

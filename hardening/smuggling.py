@@ -37,11 +37,12 @@ def chunk(data):
 def cases(max_body):
     out = []
 
-    def add(name, raw, body_is=None, pipelined=False):
+    def add(name, raw, body_is=None, pipelined=False, refused=False):
         # `pipelined`: the framing is unambiguous and ends before
         # SMUGGLED, which is then simply the next request on the connection
         # (pipelining, not smuggling): it may be served, after the first.
-        out.append((name, raw, body_is, pipelined))
+        # `refused`: some request on the connection must get a 400.
+        out.append((name, raw, body_is, pipelined, refused))
 
     # CL.TE: a front end using Content-Length would forward SMUGGLED as part
     # of the body; one using Transfer-Encoding would see it as a new request.
@@ -118,9 +119,19 @@ def cases(max_body):
         % len(SMUGGLED) + SMUGGLED)
     # Two Host headers, then a request.
     add("two Host headers", b"GET /a HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n" + SMUGGLED)
-    # A request line with a bare LF: some proxies split here.
-    add("bare LF in request line", b"GET /a HTTP/1.1\nHost: localhost\r\n\r\n" + SMUGGLED,
-        pipelined=True)
+    # Bare LFs (issue 9): a front end that does not end lines at a bare LF
+    # reads one header where httparse reads two; Tern refuses them all (400,
+    # closed), so nothing after them is served.
+    add("bare LF in request line", b"GET /a HTTP/1.1\nHost: localhost\r\n\r\n" + SMUGGLED, refused=True)
+    add("bare LF hides Content-Length", b"GET /a HTTP/1.1\r\nHost: localhost\r\nX: y\n"
+        b"Content-Length: %d\r\n\r\n" % len(SMUGGLED) + SMUGGLED, refused=True)
+    add("bare LF hides Transfer-Encoding", b"POST /a HTTP/1.1\r\nHost: localhost\r\n"
+        b"Content-Length: %d\r\nX: y\nTransfer-Encoding: chunked\r\n\r\n" % len(te_body) + te_body, refused=True)
+    add("bare LF ends the head", b"GET /a HTTP/1.1\r\nHost: localhost\r\n\n" + SMUGGLED, refused=True)
+    add("bare LF in a trailer", b"POST /a HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"1\r\nx\r\n0\r\nX-T: 1\nContent-Length: 5\r\n\r\n" + SMUGGLED, refused=True)
+    add("bare LF in a pipelined second head", b"GET /a HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        b"GET /a HTTP/1.1\r\nHost: localhost\nX: y\r\n\r\n" + SMUGGLED, refused=True)
     return out
 
 
@@ -172,9 +183,11 @@ def exchange(addr, raw):
     return responses, closed
 
 
-def judge(name, responses, closed, body_is, pipelined):
+def judge(name, responses, closed, body_is, pipelined, refused=False):
     seen = [r[1] for r in responses if r[1]]
     problems = []
+    if refused and not any(r[0] == 400 for r in responses):
+        problems.append(f"expected a 400, got {[r[0] for r in responses]}")
     if pipelined:
         # Served in order as separate requests, or refused.
         if "GET /smuggled" in seen and seen[:2] != [seen[0], "GET /smuggled"]:
@@ -212,9 +225,9 @@ def main():
     addr = (host, int(port))
     failures = 0
     all_cases = cases(a.max_body)
-    for name, raw, body_is, pipelined in all_cases:
+    for name, raw, body_is, pipelined, refused in all_cases:
         responses, closed = exchange(addr, raw)
-        problems, outcome = judge(name, responses, closed, body_is, pipelined)
+        problems, outcome = judge(name, responses, closed, body_is, pipelined, refused)
         mark = "FAIL" if problems else "ok  "
         print(f"{mark} {name}: {outcome}{' — ' + '; '.join(problems) if problems else ''}")
         failures += bool(problems)

@@ -19,7 +19,8 @@ pub struct Instructions {
     pub per_request: f64,
 }
 
-fn total_ir(binary: &Path, args: &[&str]) -> Result<u64> {
+/// The instructions of one run of `binary` with `args`.
+pub(crate) fn total_ir(binary: &Path, args: &[&str]) -> Result<u64> {
     let out_file = std::env::temp_dir().join(format!("tern-bench-cg-{}.out", std::process::id()));
     let status = Command::new("valgrind")
         .arg("--tool=callgrind")

@@ -22,5 +22,6 @@ pub mod machine;
 pub mod process;
 pub mod report;
 pub mod run;
+pub mod scaling;
 pub mod stats;
 pub mod wrk;

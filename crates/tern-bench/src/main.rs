@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use tern_bench::{callgrind, compare, evidence::Settings, inprocess, report, run};
+use tern_bench::{callgrind, compare, evidence::Settings, inprocess, report, run, scaling};
 
 #[derive(Parser)]
 #[command(
@@ -99,6 +99,24 @@ enum Cmd {
     Report {
         /// The evidence JSON.
         evidence: PathBuf,
+    },
+    /// Cost per size of every parser of client input (callgrind): the
+    /// instructions one request costs at n, 2n and 4n; fails when a step
+    /// costs more than 2.6 times the one before (linear work doubles).
+    Scaling {
+        /// Smaller sizes (CI).
+        #[arg(long)]
+        quick: bool,
+        /// Parsers, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        parsers: Vec<String>,
+        /// The `scaling` example binary (built with
+        /// `cargo build --release -p tern-bench --example scaling`).
+        #[arg(long, default_value = "target/release/examples/scaling")]
+        binary: PathBuf,
+        /// Where the figures go (JSON).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Instructions per request, Tern vs a hand-written handler (callgrind).
     Inprocess {
@@ -254,6 +272,62 @@ fn main() -> Result<()> {
                 .parent()
                 .map_or_else(|| PathBuf::from("."), PathBuf::from);
             write_outputs(&out, &e)
+        }
+        Cmd::Scaling {
+            quick,
+            parsers,
+            binary,
+            out,
+        } => {
+            let mut results = Vec::new();
+            println!(
+                "{:<18} {:<26} {:>24} {:>36} {:>13}",
+                "parser", "size counts", "sizes n / 2n / 4n", "instructions", "ratios"
+            );
+            for parser in scaling::parsers() {
+                if !parsers.is_empty() && !parsers.iter().any(|p| p == parser.name) {
+                    continue;
+                }
+                let r = scaling::measure(&binary, &parser, quick)
+                    .with_context(|| format!("measuring {}", parser.name))?;
+                println!(
+                    "{:<18} {:<26} {:>24} {:>36} {:>13}{}",
+                    r.parser,
+                    r.unit,
+                    r.sizes
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" / "),
+                    r.instructions
+                        .iter()
+                        .map(|s| s.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" / "),
+                    r.ratios
+                        .iter()
+                        .map(|s| format!("{s:.2}"))
+                        .collect::<Vec<_>>()
+                        .join(" / "),
+                    if r.linear { "" } else { "  NOT LINEAR" }
+                );
+                results.push(r);
+            }
+            if let Some(out) = out {
+                if let Some(dir) = out.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                std::fs::write(&out, serde_json::to_vec_pretty(&results)?)?;
+            }
+            let bad: Vec<_> = results
+                .iter()
+                .filter(|r| !r.linear)
+                .map(|r| r.parser.clone())
+                .collect();
+            if !bad.is_empty() {
+                anyhow::bail!("cost grows faster than the input: {}", bad.join(", "));
+            }
+            Ok(())
         }
         Cmd::Inprocess { requests, binary } => {
             println!(

@@ -237,6 +237,13 @@ impl Framing {
                 start == 0 && !self.line.is_empty() && self.prev_cr
             };
             if !cr {
+                if !self.head.request_line && lf == start && self.line.is_empty() {
+                    // An empty line before the request line, which every
+                    // parser skips (llhttp's strict mode too): it frames
+                    // nothing.
+                    start = lf + 1;
+                    continue;
+                }
                 return self.bare_lf(buf, lf);
             }
             let ended = if self.line.is_empty() {
