@@ -90,6 +90,12 @@ pub use handler::Handler;
 pub use json::Json;
 pub use response::IntoResponse;
 pub use server::{run, shutdown_signal, Error, Server};
+
+/// For Tern's fuzz targets; not a public API.
+#[doc(hidden)]
+pub mod __fuzz {
+    pub use crate::server::fuzz_framing as framing;
+}
 pub use tern_core::{body, Problem, Request, Response};
 
 #[doc(no_inline)]

@@ -551,3 +551,55 @@ impl Activity {
         }
     }
 }
+
+/// Runs the follower over `input` delivered in reads cut at `splits`, the
+/// way the server's socket does, deciding every upgrade as refused; returns
+/// what hyper would be handed. For the `framing` fuzz target, which checks
+/// that the result does not depend on the splits.
+#[doc(hidden)]
+pub fn fuzz_framing(input: &[u8], splits: &[usize]) -> Vec<u8> {
+    let activity = Activity::new();
+    let mut framing = Framing::new();
+    let mut out = Vec::new();
+    let mut at = 0;
+    let mut cuts = splits.iter().copied().chain(std::iter::once(input.len()));
+    loop {
+        if framing.doomed() && framing.held.is_empty() {
+            return out;
+        }
+        if framing.state == State::AwaitUpgrade {
+            // The answer was not a 101.
+            activity.on_answer(framing.heads, http::StatusCode::OK);
+            framing.awaiting_upgrade(&activity);
+        }
+        let mut read: Vec<u8> = if !framing.held.is_empty() {
+            std::mem::take(&mut framing.held)
+        } else {
+            let Some(end) = cuts.next() else { return out };
+            let end = end.clamp(at, input.len());
+            let v = input[at..end].to_vec();
+            at = end;
+            if v.is_empty() {
+                if at >= input.len() {
+                    return out;
+                }
+                continue;
+            }
+            v
+        };
+        match framing.scan(&mut read, &activity) {
+            Scan::All => out.extend_from_slice(&read),
+            Scan::Hold(n) => {
+                out.extend_from_slice(&read[..n]);
+                let mut rest = read[n..].to_vec();
+                rest.append(&mut framing.held);
+                framing.held = rest;
+            }
+            Scan::Cut(n) => {
+                out.extend_from_slice(&read[..n]);
+                out.append(&mut framing.held);
+                return out;
+            }
+        }
+    }
+}

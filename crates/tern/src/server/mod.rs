@@ -11,7 +11,7 @@ use std::{
 };
 
 use hyper_util::{
-    rt::{TokioExecutor, TokioIo, TokioTimer},
+    rt::{TokioIo, TokioTimer},
     server::conn::auto,
 };
 use tokio::{
@@ -29,12 +29,15 @@ use crate::{
 mod bind;
 mod error;
 mod framing;
+mod h2;
 mod preface;
 mod service;
 mod watchdog;
 
 use bind::bind;
 pub use error::Error;
+#[doc(hidden)]
+pub use framing::fuzz_framing;
 use service::ConnService;
 use watchdog::{Activity, Linger, Verdict, WatchedIo, DRAIN_IDLE_GRACE};
 
@@ -161,6 +164,7 @@ impl Server {
         let config = self.app.config().clone();
         let builder = Arc::new(connection_builder(&config));
         let limit = Arc::new(tokio::sync::Semaphore::new(config.limits.max_connections));
+        let unread = h2::unread_hook(config.timeouts.request);
         let (stop_tx, stop_rx) = watch::channel(false);
         let drain = DrainState::new(stop_rx.clone());
         #[cfg(feature = "tls")]
@@ -196,6 +200,7 @@ impl Server {
                 activity: Arc::clone(&activity),
                 max_body: config.limits.max_body_bytes,
                 drain: Arc::clone(&drain),
+                unread: Arc::clone(&unread),
             };
             let builder = Arc::clone(&builder);
             let stop = stop_rx.clone();
@@ -248,7 +253,7 @@ impl Server {
 /// head, keep-alive and shutdown rules.
 async fn serve_connection<I>(
     io: I,
-    builder: &auto::Builder<TokioExecutor>,
+    builder: &auto::Builder<h2::StreamExec>,
     service: ConnService,
     activity: Arc<Activity>,
     mut stop: watch::Receiver<bool>,
@@ -331,8 +336,12 @@ async fn serve_connection<I>(
     }
 }
 
-fn connection_builder(config: &Config) -> auto::Builder<TokioExecutor> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+fn connection_builder(config: &Config) -> auto::Builder<h2::StreamExec> {
+    // HTTP/2 stream tasks run under a guard that resets a stream whose
+    // answer waits longer than the write timeout for the client's window.
+    let mut builder = auto::Builder::new(h2::StreamExec {
+        write_timeout: config.timeouts.write,
+    });
     builder
         .http1()
         .timer(TokioTimer::new())
