@@ -23,9 +23,11 @@ client never opens its flow-control window.
    - DATA, or HEADERS, after the client's own RST_STREAM (§5.1: "An
      endpoint that receives any frame other than PRIORITY after receiving
      a RST_STREAM MUST treat that as a stream error of type
-     STREAM_CLOSED"): RST_STREAM STREAM_CLOSED.
-   After each case the connection must still answer a request (these are
-   stream errors, not connection errors).
+     STREAM_CLOSED"): RST_STREAM STREAM_CLOSED (for HEADERS, a connection
+     error is allowed too: see CASES).
+   Each case must get one answer, the same in every timing and repetition
+   (a known gap, documented in docs/hardening.md, is reported as such).
+   After a stream error the connection must still answer a request.
 3. A window that never opens: streams asking for 1 MiB with an initial
    window of 0 (and, in a second round, a window opened once by 100 bytes)
    are reset within the write timeout (+1.5 s), the server's memory goes
@@ -124,7 +126,10 @@ class Client:
                 if isinstance(f, SettingsFrame) and "ACK" not in f.flags:
                     ack = SettingsFrame(0)
                     ack.flags.add("ACK")
-                    self.send(ack)
+                    try:
+                        self.send(ack)
+                    except OSError:
+                        self.closed = True
                 if isinstance(f, HeadersFrame):
                     f.decoded = self.decoder.decode(f.data)
                 yield f
@@ -307,15 +312,26 @@ def case_frames(c, sid, case):
     raise ValueError(case)
 
 
+STREAM_ERROR = "RST_STREAM(PROTOCOL_ERROR)"
 CASES = {
-    # case: (content-length sent with the request, what RFC 9113 prescribes)
-    "short": ("10", "RST_STREAM(PROTOCOL_ERROR)"),
-    "long": ("3", "RST_STREAM(PROTOCOL_ERROR)"),
-    "headers-no-eos": (None, "RST_STREAM(PROTOCOL_ERROR)"),
-    "pseudo-first": (None, "RST_STREAM(PROTOCOL_ERROR)"),
-    "pseudo-after": (None, "RST_STREAM(PROTOCOL_ERROR)"),
-    "data-after-rst": (None, "RST_STREAM(STREAM_CLOSED)"),
-    "headers-after-rst": (None, "RST_STREAM(STREAM_CLOSED)"),
+    # case: (content-length sent with the request, the answers RFC 9113
+    # allows, a known gap: what Tern answers instead, and why)
+    "short": ("10", {STREAM_ERROR}, None),
+    "long": ("3", {STREAM_ERROR}, None),
+    "headers-no-eos": (None, {STREAM_ERROR}, None),
+    "pseudo-first": (None, {STREAM_ERROR}, (
+        "ignored", "h2 0.4.20 drops pseudo-header fields from trailers unchecked (it refuses "
+        "one only after a regular field); nothing above h2 sees them (docs/hardening.md)")),
+    "pseudo-after": (None, {STREAM_ERROR}, None),
+    "data-after-rst": (None, {"RST_STREAM(STREAM_CLOSED)"}, None),
+    # §5.1 asks a stream error STREAM_CLOSED; §5.4.1 lets an endpoint treat
+    # any stream error as a connection error, and once the stream is
+    # forgotten a HEADERS frame on it is a stream identifier below the
+    # highest opened: a connection error PROTOCOL_ERROR (§5.1.1). h2 answers
+    # so whether it still knows the stream or not.
+    "headers-after-rst": (None, {"RST_STREAM(STREAM_CLOSED)",
+                                 "GOAWAY(STREAM_CLOSED); connection ended",
+                                 "GOAWAY(PROTOCOL_ERROR); connection ended"}, None),
 }
 TIMINGS = {
     # timing: (path, wait for the answer before the frame)
@@ -327,7 +343,7 @@ TIMINGS = {
 
 
 def run_case(case, timing):
-    length, _ = CASES[case]
+    length = CASES[case][0]
     path, wait = TIMINGS[timing]
     c = Client(ADDR)
     try:
@@ -345,15 +361,27 @@ def run_case(case, timing):
 
 
 def check_streams(a):
+    """Every case must get one answer, the same in every timing and every
+    repetition, and one RFC 9113 allows (or its documented known gap)."""
     problems = []
-    for case, (_, want) in CASES.items():
+    gaps = []
+    for case, (_, allowed, gap) in CASES.items():
+        seen = set()
         for timing in TIMINGS:
             got = Counter(run_case(case, timing) for _ in range(a.repeat))
+            seen |= set(got)
             line = ", ".join(f"{k} x{v}" for k, v in got.most_common())
-            ok = set(got) == {want}
+            ok = len(got) == 1 and (set(got) <= allowed or (gap and set(got) == {gap[0]}))
             print(f"     {'ok  ' if ok else 'FAIL'} {case:18} {timing:23} {line}")
             if not ok:
-                problems.append(f"{case} {timing}: {line} (want {want})")
+                problems.append(f"{case} {timing}: {line} (want one of {sorted(allowed)})")
+        if len(seen) > 1:
+            problems.append(f"{case}: the answer depends on the timing: {sorted(seen)}")
+        elif gap and seen == {gap[0]}:
+            gaps.append(f"known gap, {case}: {gap[0]} where RFC 9113 prescribes "
+                        f"{' or '.join(sorted(allowed))}: {gap[1]}")
+    for g in gaps:
+        print(f"     {g}")
     return problems
 
 
@@ -370,14 +398,16 @@ def check_window(a, pid):
         if opened:
             c.send(*[WindowUpdateFrame(sid, window_increment=opened) for sid in sids])
         reset = {}
-        peak = before
+        # What the streams hold while they wait.
+        for f in c.frames(start + a.write_timeout / 2):
+            if isinstance(f, RstStreamFrame) and f.stream_id in sids:
+                reset[f.stream_id] = (code_name(f.error_code), time.monotonic() - start)
+        peak = rss_kib(pid)
         for f in c.frames(start + a.write_timeout + 1.5):
             if isinstance(f, RstStreamFrame) and f.stream_id in sids:
                 reset[f.stream_id] = (code_name(f.error_code), time.monotonic() - start)
-                peak = max(peak, rss_kib(pid))
                 if len(reset) == streams:
                     break
-        peak = max(peak, rss_kib(pid))
         time.sleep(0.3)
         after = rss_kib(pid)
         # The connection is still open: its memory must be gone already.
@@ -386,10 +416,12 @@ def check_window(a, pid):
         probe = wait_answer(c, sid)
         c.close()
         took = max((t for _, t in reset.values()), default=0)
+        first = min((t for _, t in reset.values()), default=0)
         codes = Counter(code for code, _ in reset.values())
-        ok = (len(reset) == streams and after - before < 16 * 1024 and probe == "answered")
+        ok = (len(reset) == streams and first >= a.write_timeout - 0.2
+              and after - before < 16 * 1024 and probe == "answered")
         print(f"{'ok  ' if ok else 'FAIL'} {name}, {streams} streams of 1 MiB: {len(reset)} reset "
-              f"({dict(codes)}) by {took:.2f} s (write timeout {a.write_timeout:.0f} s); RSS "
+              f"({dict(codes)}) between {first:.2f} and {took:.2f} s (write timeout {a.write_timeout:.0f} s); RSS "
               f"{before / 1024:.1f} -> {peak / 1024:.1f} -> {after / 1024:.1f} MiB with the "
               f"connection still open; then a request on it: {probe}")
         if not ok:

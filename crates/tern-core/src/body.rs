@@ -3,6 +3,7 @@
 use std::{
     fmt,
     pin::Pin,
+    sync::Arc,
     task::{ready, Context, Poll},
 };
 
@@ -40,9 +41,19 @@ enum Kind {
     Incoming {
         body: hyper::body::Incoming,
         remaining: u64,
+        on_unread: Option<OnUnread>,
     },
     Boxed(BoxBody),
 }
+
+/// What becomes of the unread rest of a request body: called, when a body
+/// made by [`Body::from_incoming_with`] is dropped before its end, with
+/// that rest and how many more bytes its limit allows.
+///
+/// A server uses it to keep reading (and so checking) an HTTP/2 request
+/// that the handler answered without reading it all; see the `tern`
+/// crate's `docs/hardening.md`.
+pub type OnUnread = Arc<dyn Fn(hyper::body::Incoming, u64) + Send + Sync>;
 
 impl Body {
     /// An empty body; `Content-Length: 0` on responses.
@@ -71,6 +82,23 @@ impl Body {
             kind: Kind::Incoming {
                 body,
                 remaining: limit,
+                on_unread: None,
+            },
+        }
+    }
+
+    /// Like [`Body::from_incoming`], and if the body is dropped before its
+    /// end, `on_unread` gets the rest of it and what is left of `limit`.
+    pub fn from_incoming_with(
+        body: hyper::body::Incoming,
+        limit: u64,
+        on_unread: OnUnread,
+    ) -> Self {
+        Body {
+            kind: Kind::Incoming {
+                body,
+                remaining: limit,
+                on_unread: Some(on_unread),
             },
         }
     }
@@ -96,11 +124,36 @@ impl Body {
     ///
     /// Fails with the body's error, e.g. when the client sent more than the
     /// configured limit ([`Error::is_length_limit`]).
-    pub async fn collect_bytes(self) -> Result<Bytes, Error> {
-        match self.kind {
+    pub async fn collect_bytes(mut self) -> Result<Bytes, Error> {
+        match &mut self.kind {
             Kind::Empty => Ok(Bytes::new()),
-            Kind::Full(bytes) => Ok(bytes.unwrap_or_default()),
+            Kind::Full(bytes) => Ok(bytes.take().unwrap_or_default()),
             _ => Ok(BodyExt::collect(self).await?.to_bytes()),
+        }
+    }
+}
+
+impl Drop for Body {
+    #[inline]
+    fn drop(&mut self) {
+        let Kind::Incoming {
+            body,
+            on_unread: Some(_),
+            ..
+        } = &self.kind
+        else {
+            return;
+        };
+        if http_body::Body::is_end_stream(body) {
+            return;
+        }
+        if let Kind::Incoming {
+            body,
+            remaining,
+            on_unread: Some(on_unread),
+        } = std::mem::replace(&mut self.kind, Kind::Empty)
+        {
+            on_unread(body, remaining);
         }
     }
 }
@@ -173,7 +226,9 @@ impl http_body::Body for Body {
         match &mut self.get_mut().kind {
             Kind::Empty => Poll::Ready(None),
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            Kind::Incoming { body, remaining } => {
+            Kind::Incoming {
+                body, remaining, ..
+            } => {
                 let frame = ready!(Pin::new(body).poll_frame(cx));
                 Poll::Ready(match frame {
                     None => None,

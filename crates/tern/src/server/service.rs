@@ -10,9 +10,9 @@ use std::{
 };
 
 use hyper::body::Incoming;
-use tern_core::{body::Body, Response};
+use tern_core::body::{Body, OnUnread};
 
-use super::watchdog::Activity;
+use super::{h2::ConnBody, watchdog::Activity};
 use crate::{app::AppService, drain::DrainState};
 
 /// The per-connection service: a handle on the shared app and the peer's
@@ -24,10 +24,13 @@ pub(super) struct ConnService {
     pub(super) activity: Arc<Activity>,
     pub(super) max_body: u64,
     pub(super) drain: Arc<DrainState>,
+    /// Reads the rest of an HTTP/2 request body its handler dropped
+    /// (`h2::unread_hook`).
+    pub(super) unread: OnUnread,
 }
 
 impl hyper::service::Service<http::Request<Incoming>> for ConnService {
-    type Response = Response;
+    type Response = http::Response<ConnBody>;
     type Error = Infallible;
     type Future = ConnFuture;
 
@@ -40,7 +43,13 @@ impl hyper::service::Service<http::Request<Incoming>> for ConnService {
             http1,
             number,
             fut: self.app.call_with_drain(
-                req.map(|b| Body::from_incoming(b, max_body)),
+                req.map(|b| {
+                    if http1 || http_body::Body::is_end_stream(&b) {
+                        Body::from_incoming(b, max_body)
+                    } else {
+                        Body::from_incoming_with(b, max_body, Arc::clone(&self.unread))
+                    }
+                }),
                 Some(self.peer),
                 Some(Arc::clone(&self.drain)),
             ),
@@ -62,7 +71,7 @@ pub(super) struct ConnFuture {
 }
 
 impl Future for ConnFuture {
-    type Output = Result<Response, Infallible>;
+    type Output = Result<http::Response<ConnBody>, Infallible>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -80,7 +89,7 @@ impl Future for ConnFuture {
                         http::HeaderValue::from_static("close"),
                     );
                 }
-                Poll::Ready(Ok(res))
+                Poll::Ready(Ok(res.map(|body| ConnBody::new(body, !this.http1))))
             }
             Poll::Pending => Poll::Pending,
         }
