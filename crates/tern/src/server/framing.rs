@@ -126,18 +126,18 @@ impl Framing {
 
     /// Whether reads must fail: hyper refused a message and closes.
     pub(super) fn doomed(&self) -> bool {
-        self.state == State::Doomed
+        matches!(self.state, State::Doomed)
     }
 
     /// Whether bytes pass untouched from now on.
     pub(super) fn passthrough(&self) -> bool {
-        self.state == State::Passthrough
+        matches!(self.state, State::Passthrough)
     }
 
     /// Whether the follower waits for an upgrade to be decided; applies the
     /// decision when it has been made.
     pub(super) fn awaiting_upgrade(&mut self, activity: &Activity) -> bool {
-        if self.state != State::AwaitUpgrade {
+        if !matches!(self.state, State::AwaitUpgrade) {
             return false;
         }
         match activity.upgrade_decision(self.heads) {
@@ -283,11 +283,16 @@ impl Framing {
         if line.is_empty() {
             return true;
         }
+        // Only `Transfer-Encoding`, `Content-Length` and `Upgrade` matter;
+        // most lines are known not to by their first byte.
+        if !matches!(line[0] | 0x20, b't' | b'c' | b'u') {
+            return false;
+        }
         let Some(colon) = memchr::memchr(b':', line) else {
             return false;
         };
         let name = &line[..colon];
-        let value = trim(&line[colon + 1..]);
+        let value = &line[colon + 1..];
         // hyper's order of rules (`Server::parse` in `proto/h1/role.rs`).
         if name.eq_ignore_ascii_case(b"transfer-encoding") {
             if !head.http11 {
@@ -295,7 +300,7 @@ impl Framing {
             }
             head.is_te = true;
             head.content_length = None;
-            head.te_chunked = value
+            head.te_chunked = trim(value)
                 .rsplit(|&b| b == b',')
                 .next()
                 .is_some_and(|last| trim(last).eq_ignore_ascii_case(b"chunked"));
@@ -304,7 +309,7 @@ impl Framing {
             if head.is_te {
                 return false;
             }
-            match digits(value) {
+            match digits(trim(value)) {
                 Some(len) => match head.content_length {
                     Some(prev) if prev != len => head.invalid = true,
                     _ => head.content_length = Some(len),
@@ -567,7 +572,7 @@ pub fn fuzz_framing(input: &[u8], splits: &[usize]) -> Vec<u8> {
         if framing.doomed() && framing.held.is_empty() {
             return out;
         }
-        if framing.state == State::AwaitUpgrade {
+        if matches!(framing.state, State::AwaitUpgrade) {
             // The answer was not a 101.
             activity.on_answer(framing.heads, http::StatusCode::OK);
             framing.awaiting_upgrade(&activity);
