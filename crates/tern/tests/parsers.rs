@@ -158,6 +158,35 @@ fn form(name: &'static str, body: String, status: u16, says: &'static str) -> Ca
     }
 }
 
+fn upload(
+    name: &'static str,
+    (content_type, body): (String, Vec<u8>),
+    status: u16,
+    says: &'static str,
+) -> Case {
+    Case {
+        name,
+        method: "POST",
+        path: "/upload".into(),
+        headers: vec![("content-type", content_type)],
+        body,
+        status,
+        says,
+    }
+}
+
+fn get_case(name: &'static str, path: String, status: u16, says: &'static str) -> Case {
+    Case {
+        name,
+        method: "GET",
+        path,
+        headers: vec![],
+        body: vec![],
+        status,
+        says,
+    }
+}
+
 fn cases() -> Vec<Case> {
     let max_body = 2 * 1024 * 1024;
     let mut cases = vec![
@@ -248,33 +277,24 @@ fn cases() -> Vec<Case> {
             413,
             "TERN_MAX_BODY_BYTES",
         ),
-        Case {
-            name: "query: 10,000 levels",
-            method: "GET",
-            path: format!("/query?{}=1", nested_key(5000)),
-            headers: vec![],
-            body: vec![],
-            status: 400,
-            says: "TERN_MAX_FORM_DEPTH",
-        },
-        Case {
-            name: "query: the most fields (1,000)",
-            method: "GET",
-            path: format!("/query?{}", keys(1000)),
-            headers: vec![],
-            body: vec![],
-            status: 200,
-            says: "1000",
-        },
-        Case {
-            name: "query: one field past",
-            method: "GET",
-            path: format!("/query?{}", keys(1001)),
-            headers: vec![],
-            body: vec![],
-            status: 400,
-            says: "TERN_MAX_FORM_FIELDS",
-        },
+        get_case(
+            "query: 10,000 levels",
+            format!("/query?{}=1", nested_key(5000)),
+            400,
+            "TERN_MAX_FORM_DEPTH",
+        ),
+        get_case(
+            "query: the most fields (1,000)",
+            format!("/query?{}", keys(1000)),
+            200,
+            "1000",
+        ),
+        get_case(
+            "query: one field past",
+            format!("/query?{}", keys(1001)),
+            400,
+            "TERN_MAX_FORM_FIELDS",
+        ),
         Case {
             name: "json: 127 levels (serde_json's limit is 128)",
             method: "POST",
@@ -303,76 +323,48 @@ fn cases() -> Vec<Case> {
             says: "",
         },
     ];
-    let (ct, body) = multipart(100, None, 0);
-    cases.push(Case {
-        name: "multipart: the most parts (100)",
-        method: "POST",
-        path: "/upload".into(),
-        headers: vec![("content-type", ct)],
-        body,
-        status: 200,
-        says: "100",
-    });
-    let (ct, body) = multipart(101, None, 0);
-    cases.push(Case {
-        name: "multipart: one part past (101)",
-        method: "POST",
-        path: "/upload".into(),
-        headers: vec![("content-type", ct)],
-        body,
-        status: 413,
-        says: "TERN_MAX_MULTIPART_PARTS",
-    });
-    let (ct, body) = multipart(20_000, None, 0);
-    cases.push(Case {
-        name: "multipart: 20,000 parts",
-        method: "POST",
-        path: "/upload".into(),
-        headers: vec![("content-type", ct)],
-        body,
-        status: 413,
-        says: "TERN_MAX_MULTIPART_PARTS",
-    });
-    let (ct, body) = multipart(1, Some(&"n".repeat(255)), 0);
-    cases.push(Case {
-        name: "multipart: the longest file name (255)",
-        method: "POST",
-        path: "/upload".into(),
-        headers: vec![("content-type", ct)],
-        body,
-        status: 200,
-        says: "1",
-    });
-    let (ct, body) = multipart(1, Some(&"n".repeat(256)), 0);
-    cases.push(Case {
-        name: "multipart: a file name one byte past",
-        method: "POST",
-        path: "/upload".into(),
-        headers: vec![("content-type", ct)],
-        body,
-        status: 400,
-        says: "longer than 255",
-    });
-    let (ct, body) = multipart(1, None, 31);
-    cases.push(Case {
-        name: "multipart: the most part headers (32)",
-        method: "POST",
-        path: "/upload".into(),
-        headers: vec![("content-type", ct)],
-        body,
-        status: 200,
-        says: "1",
-    });
-    let (ct, body) = multipart(1, None, 40);
-    cases.push(Case {
-        name: "multipart: 41 part headers",
-        method: "POST",
-        path: "/upload".into(),
-        headers: vec![("content-type", ct)],
-        body,
-        status: 400,
-        says: "malformed multipart",
-    });
+    cases.push(upload(
+        "multipart: the most parts (100)",
+        multipart(100, None, 0),
+        200,
+        "100",
+    ));
+    cases.push(upload(
+        "multipart: one part past (101)",
+        multipart(101, None, 0),
+        413,
+        "TERN_MAX_MULTIPART_PARTS",
+    ));
+    cases.push(upload(
+        "multipart: 20,000 parts",
+        multipart(20_000, None, 0),
+        413,
+        "TERN_MAX_MULTIPART_PARTS",
+    ));
+    cases.push(upload(
+        "multipart: the longest file name (255)",
+        multipart(1, Some(&"n".repeat(255)), 0),
+        200,
+        "1",
+    ));
+    cases.push(upload(
+        "multipart: a file name one byte past",
+        multipart(1, Some(&"n".repeat(256)), 0),
+        400,
+        "longer than 255",
+    ));
+    cases.push(upload(
+        "multipart: the most part headers (32)",
+        multipart(1, None, 31),
+        200,
+        "1",
+    ));
+    cases.push(upload(
+        "multipart: 41 part headers",
+        multipart(1, None, 40),
+        400,
+        "malformed multipart",
+    ));
     let (ct, mut body) = multipart(1, None, 0);
     let huge = format!("X-Big: {}\r\n", "v".repeat(max_body / 2));
     let at = body
@@ -381,56 +373,42 @@ fn cases() -> Vec<Case> {
         .expect("head end")
         + 2;
     body.splice(at..at, huge.into_bytes());
-    cases.push(Case {
-        name: "multipart: a 1 MiB part header",
-        method: "POST",
-        path: "/upload".into(),
-        headers: vec![("content-type", ct)],
-        body,
-        status: 200,
-        says: "1",
-    });
+    cases.push(upload(
+        "multipart: a 1 MiB part header",
+        (ct, body),
+        200,
+        "1",
+    ));
     // The head limit (16 KiB) bounds cookies, path and header values.
     let cookies = (0..1500)
         .map(|i| format!("c{i}=1"))
         .collect::<Vec<_>>()
         .join("; ");
     cases.push(Case {
-        name: "cookies: 1,500 in one 13 KiB header (the head limit is 16 KiB)",
-        method: "GET",
-        path: "/cookies".into(),
         headers: vec![("cookie", cookies)],
-        body: vec![],
-        status: 200,
-        says: "1500",
+        ..get_case(
+            "cookies: 1,500 in one 13 KiB header (the head limit is 16 KiB)",
+            "/cookies".into(),
+            200,
+            "1500",
+        )
     });
     cases.push(Case {
-        name: "cookies: one head of 20 KiB",
-        method: "GET",
-        path: "/cookies".into(),
         headers: vec![("cookie", "c=".to_owned() + &"v".repeat(20 * 1024))],
-        body: vec![],
-        status: 431,
-        says: "",
+        ..get_case("cookies: one head of 20 KiB", "/cookies".into(), 431, "")
     });
-    cases.push(Case {
-        name: "path: a parameter of 5,000 escapes",
-        method: "GET",
-        path: format!("/p/{}", "%41".repeat(5000)),
-        headers: vec![],
-        body: vec![],
-        status: 200,
-        says: "5000",
-    });
-    cases.push(Case {
-        name: "path: a malformed escape",
-        method: "GET",
-        path: "/p/%zz".into(),
-        headers: vec![],
-        body: vec![],
-        status: 400,
-        says: "",
-    });
+    cases.push(get_case(
+        "path: a parameter of 5,000 escapes",
+        format!("/p/{}", "%41".repeat(5000)),
+        200,
+        "5000",
+    ));
+    cases.push(get_case(
+        "path: a malformed escape",
+        "/p/%zz".into(),
+        400,
+        "",
+    ));
     cases.push(Case {
         name: "typed header: a 15 KiB User-Agent",
         method: "GET",
