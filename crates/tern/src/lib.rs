@@ -55,6 +55,8 @@
 //!   production refuses weak secrets.
 //! - [`run`] and [`Server`]: hyper underneath, HTTP/1.1 (keep-alive,
 //!   pipelining) and HTTP/2, limits, timeouts, graceful shutdown.
+//! - [`upgrade`]: the connection after a `101` (WebSockets, tunnels),
+//!   still under the connection limit, with idle and write timeouts.
 //! - [`test::TestClient`]: in-process requests for your tests.
 //! - [`Problem`]: RFC 9457 errors; every error a client sees is one.
 //!
