@@ -177,7 +177,8 @@ impl Framing {
                     } else if n >= 14 {
                         // `PRI * HTTP/2.0` and then not the preface: no
                         // HTTP/1 parser takes version 2.0; hyper refuses it.
-                        self.state = State::Doomed;
+                        self.doom(0);
+                        return Scan::Cut(i + 1);
                     } else {
                         // HTTP/1: the bytes matched so far begin its
                         // request line (they hold no line end).
@@ -222,10 +223,10 @@ impl Framing {
                 if let Some(&last) = rest.last() {
                     self.prev_cr = last == b'\r';
                     if self.line.len() + rest.len() > MAX_LINE {
-                        self.state = State::Doomed;
-                    } else {
-                        self.line.extend_from_slice(rest);
+                        // hyper refuses a head this long (431).
+                        return self.doom(start + (MAX_LINE - self.line.len()) + 1);
                     }
+                    self.line.extend_from_slice(rest);
                 }
                 return buf.len();
             };
@@ -261,7 +262,11 @@ impl Framing {
             self.prev_cr = false;
             start = lf + 1;
             if ended {
-                self.head_end(activity);
+                if !self.head_end(activity) {
+                    // hyper refuses this head: it gets the head, not what
+                    // follows it.
+                    return self.doom(start);
+                }
                 return start;
             }
         }
@@ -322,12 +327,12 @@ impl Framing {
         false
     }
 
-    fn head_end(&mut self, activity: &Activity) {
+    /// The head ended; false when hyper refuses it.
+    fn head_end(&mut self, activity: &Activity) -> bool {
         let head = std::mem::take(&mut self.head);
         self.heads += 1;
         if head.invalid || (head.is_te && !head.te_chunked) {
-            self.state = State::Doomed;
-            return;
+            return false;
         }
         if head.connect || head.upgrade {
             activity.expect_upgrade(self.heads, head.connect);
@@ -340,10 +345,11 @@ impl Framing {
                 Some(len) if len > 0 => State::Body(len),
                 _ => {
                     self.message_end(activity);
-                    return;
+                    return true;
                 }
             }
         };
+        true
     }
 
     fn message_end(&mut self, activity: &Activity) {
@@ -367,20 +373,20 @@ impl Framing {
                         let d = (b as char).to_digit(16).map_or(0, u64::from);
                         match size.checked_mul(16).and_then(|s| s.checked_add(d)) {
                             Some(size) => Chunk::Size(size, true),
-                            None => return self.doom(),
+                            None => return self.doom(i + 1),
                         }
                     }
-                    _ if !digit => return self.doom(),
+                    _ if !digit => return self.doom(i + 1),
                     b'\t' | b' ' => Chunk::SizeLws(size),
                     b';' => Chunk::Ext(size),
                     b'\r' => Chunk::SizeLf(size),
-                    _ => return self.doom(),
+                    _ => return self.doom(i + 1),
                 },
                 Chunk::SizeLws(size) => match b {
                     b'\t' | b' ' => Chunk::SizeLws(size),
                     b';' => Chunk::Ext(size),
                     b'\r' => Chunk::SizeLf(size),
-                    _ => return self.doom(),
+                    _ => return self.doom(i + 1),
                 },
                 Chunk::Ext(size) => match memchr::memchr2(b'\r', b'\n', &buf[i..]) {
                     None => {
@@ -390,7 +396,7 @@ impl Framing {
                     Some(at) => {
                         i += at;
                         if buf[i] == b'\n' {
-                            return self.doom();
+                            return self.doom(i + 1);
                         }
                         Chunk::SizeLf(size)
                     }
@@ -398,7 +404,7 @@ impl Framing {
                 Chunk::SizeLf(size) => match (b, size) {
                     (b'\n', 0) => Chunk::EndCr,
                     (b'\n', size) => Chunk::Data(size),
-                    _ => return self.doom(),
+                    _ => return self.doom(i + 1),
                 },
                 Chunk::Data(left) => {
                     let take = left.min((buf.len() - i) as u64);
@@ -412,7 +418,7 @@ impl Framing {
                 }
                 Chunk::DataCr if b == b'\r' => Chunk::DataLf,
                 Chunk::DataLf if b == b'\n' => Chunk::Size(0, false),
-                Chunk::DataCr | Chunk::DataLf => return self.doom(),
+                Chunk::DataCr | Chunk::DataLf => return self.doom(i + 1),
                 Chunk::EndCr => match b {
                     b'\r' => Chunk::EndLf,
                     b'\n' => return self.bare_lf(buf, i),
@@ -432,12 +438,12 @@ impl Framing {
                     }
                 },
                 Chunk::TrailerLf if b == b'\n' => Chunk::EndCr,
-                Chunk::TrailerLf => return self.doom(),
+                Chunk::TrailerLf => return self.doom(i + 1),
                 Chunk::EndLf if b == b'\n' => {
                     self.message_end(activity);
                     return i + 1;
                 }
-                Chunk::EndLf => return self.doom(),
+                Chunk::EndLf => return self.doom(i + 1),
             };
             i += 1;
         }
@@ -458,9 +464,12 @@ impl Framing {
         0
     }
 
-    /// hyper refuses what it reads here: stop following.
-    fn doom(&mut self) -> usize {
+    /// hyper refuses what it reads up to `end` (in the slice being
+    /// scanned): hand on that much and nothing after it; stop following.
+    fn doom(&mut self, end: usize) -> usize {
         self.state = State::Doomed;
+        self.held.clear();
+        self.cut = Some(end);
         0
     }
 }
@@ -606,5 +615,42 @@ pub fn fuzz_framing(input: &[u8], splits: &[usize]) -> Vec<u8> {
                 return out;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fuzz_framing;
+
+    fn every_split(input: &[u8]) -> Vec<u8> {
+        let whole = fuzz_framing(input, &[]);
+        for at in 0..=input.len() {
+            assert_eq!(fuzz_framing(input, &[at]), whole, "cut at {at}");
+        }
+        let ones: Vec<usize> = (1..input.len()).collect();
+        assert_eq!(fuzz_framing(input, &ones), whole, "byte by byte");
+        whole
+    }
+
+    #[test]
+    fn a_refused_head_hands_on_nothing_after_it() {
+        // The fuzzer's find: a head hyper refuses (Transfer-Encoding on a
+        // request line that is not HTTP/1.1) was followed by what came in
+        // the same read, and by nothing when the rest came later.
+        let input = b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\nX: 1\r\n";
+        assert_eq!(every_split(input), &input[..58]);
+    }
+
+    #[test]
+    fn a_bare_lf_ends_what_is_handed_on() {
+        let input = b"GET / HTTP/1.1\r\nX: y\nContent-Length: 5\r\n\r\nhello";
+        let out = every_split(input);
+        assert_eq!(out, b"GET / HTTP/1.1\r\nX: y\0\r\n\r\n");
+    }
+
+    #[test]
+    fn bodies_are_not_touched() {
+        let input = b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\n\n\n\nPOST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n\n\n\r\n0\r\n\r\n";
+        assert_eq!(every_split(input), &input[..]);
     }
 }
