@@ -69,7 +69,8 @@ impl fmt::Display for InsertError {
                 f,
                 "route `{pattern}` uses unknown constraint `{constraint}`; \
                  the built-ins are u64, i64, slug and uuid, \
-                 and others must be registered with Router::constraint before the route"
+                 and others must be registered before the route \
+                 (`constraint` on the router, `App::constraint` in Tern)"
             ),
         }
     }

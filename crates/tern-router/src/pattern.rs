@@ -51,6 +51,23 @@ pub(crate) fn parse(pattern: &str) -> Result<Vec<Segment>, String> {
 
 fn parse_segment(raw: &str) -> Result<Segment, String> {
     let bytes = raw.as_bytes();
+    // `/users/:id` and `/files/*path` are parameters in axum 0.7, Express
+    // and Rails; here they would be literal text and never match what the
+    // author meant: refuse them and say how to write the parameter.
+    if let [sigil @ (b':' | b'*'), first, ..] = bytes {
+        if first.is_ascii_alphabetic() || *first == b'_' {
+            let name = &raw[1..];
+            let suggestion = if *sigil == b':' {
+                format!("{{{name}}}")
+            } else {
+                format!("{{*{name}}}")
+            };
+            return Err(format!(
+                "segment `{raw}` looks like a parameter in the `{}name` syntax of other                  routers, which Tern would match as literal text; write `{suggestion}`",
+                char::from(*sigil)
+            ));
+        }
+    }
     let mut text = String::new();
     let mut param = None;
     // Runs of text and parameters; a valid segment has one or the other.
@@ -149,6 +166,18 @@ mod tests {
 
     use super::Segment::*;
     use super::*;
+
+    #[test]
+    fn other_routers_parameter_syntax_is_refused() {
+        let e = parse("/users/:id").expect_err("colon");
+        assert!(e.contains("write `{id}`"), "{e}");
+        let e = parse("/files/*path").expect_err("star");
+        assert!(e.contains("write `{*path}`"), "{e}");
+        // A colon or star that does not start a name stays literal.
+        assert!(parse("/time/:30").is_ok());
+        assert!(parse("/v1/items:batchGet").is_ok());
+        assert!(parse("/all/*").is_ok());
+    }
 
     #[test]
     fn parses_each_kind() {

@@ -42,6 +42,16 @@
 //! }
 //! ```
 //!
+//! or, from async code such as `#[tokio::main]`, on that runtime:
+//!
+//! ```no_run
+//! # fn app() -> tern::App { tern::App::new() }
+//! #[tokio::main]
+//! async fn main() -> Result<(), tern::Error> {
+//!     tern::serve(app()).await
+//! }
+//! ```
+//!
 //! # The pieces
 //! - [`App`]: routes ([`routing`]), scopes, middleware, state; built once
 //!   into an [`AppService`] that every connection shares.
@@ -91,7 +101,7 @@ pub use drain::{DrainGuard, Shutdown};
 pub use handler::Handler;
 pub use json::Json;
 pub use response::IntoResponse;
-pub use server::{run, shutdown_signal, Error, Server};
+pub use server::{run, serve, shutdown_signal, Error, Server};
 
 /// For Tern's fuzz targets; not a public API.
 #[doc(hidden)]

@@ -15,9 +15,17 @@ enum ErrorKind {
     Build(BuildError),
     Bind(SocketAddr, io::Error),
     Io(io::Error),
+    /// `tern::run` called inside a tokio runtime.
+    InRuntime,
 }
 
 impl Error {
+    pub(super) fn in_runtime() -> Self {
+        Error {
+            kind: ErrorKind::InRuntime,
+        }
+    }
+
     pub(super) fn config(e: ConfigError) -> Self {
         Error {
             kind: ErrorKind::Config(e),
@@ -85,6 +93,10 @@ impl fmt::Display for Error {
                 "tern cannot start: TERN_ADDR: cannot listen on {addr}: {e}"
             ),
             ErrorKind::Io(e) => write!(f, "tern failed: {e}"),
+            ErrorKind::InRuntime => f.write_str(
+                "tern cannot start: tern::run builds its own tokio runtime and was called \
+                 inside one (`#[tokio::main]`?); there, use `tern::serve(app).await`",
+            ),
         }
     }
 }

@@ -55,14 +55,50 @@ use watchdog::{Activity, Linger, Verdict, WatchedIo, DRAIN_IDLE_GRACE};
 ///     tern::run(app)
 /// }
 /// ```
+///
+/// Inside async code (`#[tokio::main]`), use [`serve`] instead: `run`
+/// refuses to start a runtime within a runtime, with an error that says so.
 pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(Error::in_runtime());
+    }
+    Server::new(build(app)?).run()
+}
+
+/// Like [`run`], on the tokio runtime it is awaited in: for
+/// `#[tokio::main] async fn main`. Binds `TERN_ADDR`, serves until
+/// `SIGINT`/`SIGTERM`, drains and returns; the configuration's runtime
+/// settings (`TERN_RUNTIME`, `TERN_WORKERS`) are the caller's runtime's
+/// business and are not applied.
+///
+/// ```no_run
+/// #[tokio::main]
+/// async fn main() -> Result<(), tern::Error> {
+///     let app = tern::App::new().route("/", tern::routing::get(|| async { "hi" }));
+///     tern::serve(app).await
+/// }
+/// ```
+pub async fn serve<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
+    let service = build(app)?;
+    let config = service.config().clone();
+    let listener = bind(config.addr, config.reuse_port).map_err(|e| Error::bind(config.addr, e))?;
+    let listener = TcpListener::from_std(listener).map_err(Error::io)?;
+    announce(&listener, &config);
+    Server::new(service)
+        .serve_with_shutdown(listener, shutdown_signal())
+        .await
+        .map_err(Error::io)
+}
+
+/// The app's configuration (its own, or the environment's), checked, and
+/// the app built with it.
+fn build<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<AppService, Error> {
     let config = match app.configured() {
         Some(config) => config.clone(),
         None => Config::from_env().map_err(Error::config)?,
     };
     config.validate().map_err(Error::config)?;
-    let service = app.build_with(config).map_err(Error::build)?;
-    Server::new(service).run()
+    app.build_with(config).map_err(Error::build)
 }
 
 /// Serves an [`AppService`] on sockets.

@@ -1,0 +1,80 @@
+//! The first-day mistakes that used to pass silently or panic (issue 10):
+//! another router's parameter syntax, the constraint hint, and starting
+//! the server from async code.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use tern::{routing::get, App, Config};
+
+#[test]
+fn other_routers_parameter_syntax_is_refused_with_the_fix() {
+    for (pattern, fix) in [("/a/:id", "{id}"), ("/files/*path", "{*path}")] {
+        let err = App::new()
+            .route(pattern, get(|| async { "x" }))
+            .build()
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("write `{fix}`")),
+            "{pattern}: {text}"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_constraint_names_app_constraint() {
+    let err = App::new()
+        .route("/a/{id:int}", get(|| async { "x" }))
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("App::constraint"), "{err}");
+}
+
+#[tokio::test]
+async fn run_inside_a_runtime_says_to_use_serve() {
+    // Before: tokio's "Cannot start a runtime from within a runtime" panic.
+    let err = tern::run(App::new()).unwrap_err();
+    assert!(err.to_string().contains("tern::serve(app).await"), "{err}");
+}
+
+#[tokio::test]
+async fn serve_runs_on_the_callers_runtime_and_drains_on_sigterm() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut config = Config::default();
+    config.addr = format!("127.0.0.1:{port}").parse().unwrap();
+    let app = App::new()
+        .route("/", get(|| async { "served" }))
+        .config(config);
+    let server = tokio::spawn(tern::serve(app));
+    let mut answer = None;
+    for _ in 0..100 {
+        if let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .await
+                .unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).await.unwrap();
+            answer = Some(out);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(answer.unwrap().ends_with("served"));
+    // SIGTERM to this test process: `serve` drains and returns Ok.
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &std::process::id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let result = tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("serve returned after SIGTERM")
+        .unwrap();
+    assert!(result.is_ok(), "{:?}", result.err());
+}
