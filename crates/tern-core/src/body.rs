@@ -41,6 +41,8 @@ enum Kind {
     Incoming {
         body: hyper::body::Incoming,
         remaining: u64,
+        /// The limit it started with, for the error past it.
+        limit: u64,
         on_unread: Option<OnUnread>,
     },
     Boxed(BoxBody),
@@ -82,6 +84,7 @@ impl Body {
             kind: Kind::Incoming {
                 body,
                 remaining: limit,
+                limit,
                 on_unread: None,
             },
         }
@@ -98,6 +101,7 @@ impl Body {
             kind: Kind::Incoming {
                 body,
                 remaining: limit,
+                limit,
                 on_unread: Some(on_unread),
             },
         }
@@ -151,6 +155,7 @@ impl Drop for Body {
             body,
             remaining,
             on_unread: Some(on_unread),
+            ..
         } = std::mem::replace(&mut self.kind, Kind::Empty)
         {
             on_unread(body, remaining);
@@ -227,7 +232,10 @@ impl http_body::Body for Body {
             Kind::Empty => Poll::Ready(None),
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Kind::Incoming {
-                body, remaining, ..
+                body,
+                remaining,
+                limit,
+                ..
             } => {
                 let frame = ready!(Pin::new(body).poll_frame(cx));
                 Poll::Ready(match frame {
@@ -238,7 +246,7 @@ impl http_body::Body for Body {
                             let len = data.len() as u64;
                             if len > *remaining {
                                 *remaining = 0;
-                                return Poll::Ready(Some(Err(Error::length_limit())));
+                                return Poll::Ready(Some(Err(Error::length_limit(*limit))));
                             }
                             *remaining -= len;
                         }
@@ -288,4 +296,10 @@ mod tests {
         let body = Body::new(Body::from("abc"));
         assert!(matches!(body.kind, Kind::Full(_)));
     }
+}
+
+/// The one wording of a `413` for a body over `TERN_MAX_BODY_BYTES`,
+/// whether `Content-Length` announced it or reading found it.
+pub fn too_large_detail(limit: u64) -> String {
+    format!("the request body is larger than the limit of {limit} bytes (TERN_MAX_BODY_BYTES)")
 }

@@ -13,7 +13,8 @@ pub struct Error {
 }
 
 enum Inner {
-    LengthLimit,
+    /// The limit the body was read with.
+    LengthLimit(u64),
     Other(BoxError),
 }
 
@@ -29,22 +30,30 @@ impl Error {
         }
     }
 
-    pub(crate) fn length_limit() -> Self {
+    pub(crate) fn length_limit(limit: u64) -> Self {
         Error {
-            inner: Inner::LengthLimit,
+            inner: Inner::LengthLimit(limit),
+        }
+    }
+
+    /// The limit a body was longer than, when [`Error::is_length_limit`].
+    pub fn length_limit_bytes(&self) -> Option<u64> {
+        match self.inner {
+            Inner::LengthLimit(limit) => Some(limit),
+            Inner::Other(_) => None,
         }
     }
 
     /// True when a body was longer than the limit it was read with.
     pub fn is_length_limit(&self) -> bool {
-        matches!(self.inner, Inner::LengthLimit)
+        matches!(self.inner, Inner::LengthLimit(_))
     }
 
     /// True when the underlying cause is a timeout.
     pub fn is_timeout(&self) -> bool {
         let mut source: Option<&(dyn std::error::Error + 'static)> = match &self.inner {
             Inner::Other(e) => Some(e.as_ref()),
-            Inner::LengthLimit => None,
+            Inner::LengthLimit(_) => None,
         };
         while let Some(err) = source {
             if let Some(io) = err.downcast_ref::<std::io::Error>() {
@@ -66,7 +75,7 @@ impl Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.inner {
-            Inner::LengthLimit => f.write_str("Error(LengthLimit)"),
+            Inner::LengthLimit(limit) => write!(f, "Error(LengthLimit({limit}))"),
             Inner::Other(e) => f.debug_tuple("Error").field(e).finish(),
         }
     }
@@ -75,7 +84,9 @@ impl fmt::Debug for Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.inner {
-            Inner::LengthLimit => f.write_str("the body is longer than the configured limit"),
+            Inner::LengthLimit(limit) => {
+                write!(f, "the body is longer than the limit of {limit} bytes")
+            }
             Inner::Other(e) => fmt::Display::fmt(e, f),
         }
     }
@@ -84,7 +95,7 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.inner {
-            Inner::LengthLimit => None,
+            Inner::LengthLimit(_) => None,
             Inner::Other(e) => Some(e.as_ref()),
         }
     }

@@ -70,11 +70,11 @@ impl Rejection {
     /// The body could not be read: `413` past the limit, `408` on a
     /// timeout, `400` otherwise.
     pub fn from_body_error(err: crate::Error) -> Self {
-        if err.is_length_limit() {
+        if let Some(limit) = err.length_limit_bytes() {
             Rejection::new(
                 Kind::TooLarge,
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "the request body is larger than the configured limit (TERN_MAX_BODY_BYTES)",
+                crate::body::too_large_detail(limit),
             )
         } else if err.is_timeout() {
             Rejection::new(

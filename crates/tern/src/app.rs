@@ -586,7 +586,14 @@ impl AppService {
     ) -> ResponseFuture {
         let inner = Arc::clone(&self.inner);
         let state = match prepare(&inner.shared, req, peer, drain) {
-            Err(res) => State::Done(Some(finish(&inner.shared, res, None, false))),
+            // Refused before routing (framing, body length, host): the
+            // answer still carries a request ID, like every answer Tern makes.
+            Err(res) => State::Done(Some(finish(
+                &inner.shared,
+                res,
+                Some(next_request_id()),
+                false,
+            ))),
             Ok((req, ctx)) => {
                 let is_head = req.method() == Method::HEAD;
                 let http1 = req.version() <= http::Version::HTTP_11;
@@ -784,11 +791,8 @@ fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
     if let Some(len) = length {
         let len = len.to_str().ok().and_then(|s| s.parse::<u64>().ok());
         if len.is_some_and(|len| len > max_body) {
-            return Err(
-                Problem::new(StatusCode::PAYLOAD_TOO_LARGE).with_detail(format!(
-                    "the request body is larger than the limit of {max_body} bytes (TERN_MAX_BODY_BYTES)"
-                )),
-            );
+            return Err(Problem::new(StatusCode::PAYLOAD_TOO_LARGE)
+                .with_detail(tern_core::body::too_large_detail(max_body)));
         }
     }
     Ok(())

@@ -78,3 +78,48 @@ async fn serve_runs_on_the_callers_runtime_and_drains_on_sigterm() {
         .unwrap();
     assert!(result.is_ok(), "{:?}", result.err());
 }
+
+/// Both ways a body can be too large give one wording, naming the limit
+/// and the setting, and every answer Tern makes carries a request ID (the
+/// 413 refused before routing had none).
+#[tokio::test]
+async fn both_413s_say_the_same_and_carry_a_request_id() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut config = Config::default();
+    config.limits.max_body_bytes = 10;
+    let service = App::new()
+        .route(
+            "/echo",
+            tern::routing::post(|body: tern::Bytes| async move { body }),
+        )
+        .build_with(config)
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(tern::Server::new(service).serve_with_shutdown(listener, std::future::pending()));
+    let mut details = Vec::new();
+    for request in [
+        // Announced by Content-Length: refused before it is read.
+        &b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\nhello world"[..],
+        // Chunked: found while reading.
+        &b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nb\r\nhello world\r\n0\r\n\r\n"[..],
+    ] {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(request).await.unwrap();
+        let mut out = String::new();
+        tokio::time::timeout(Duration::from_secs(5), s.read_to_string(&mut out))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+        assert!(out.contains("\r\nx-request-id: "), "no request ID: {out}");
+        let body = &out[out.find("\r\n\r\n").unwrap() + 4..];
+        let doc: serde_json::Value = serde_json::from_str(body).unwrap();
+        details.push(doc["detail"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(details[0], details[1]);
+    assert_eq!(
+        details[0],
+        "the request body is larger than the limit of 10 bytes (TERN_MAX_BODY_BYTES)"
+    );
+}
