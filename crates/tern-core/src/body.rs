@@ -279,6 +279,12 @@ impl http_body::Body for Body {
     }
 }
 
+/// The one wording of a `413` for a body over `TERN_MAX_BODY_BYTES`,
+/// whether `Content-Length` announced it or reading found it.
+pub fn too_large_detail(limit: u64) -> String {
+    format!("the request body is larger than the limit of {limit} bytes (TERN_MAX_BODY_BYTES)")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,10 +302,4 @@ mod tests {
         let body = Body::new(Body::from("abc"));
         assert!(matches!(body.kind, Kind::Full(_)));
     }
-}
-
-/// The one wording of a `413` for a body over `TERN_MAX_BODY_BYTES`,
-/// whether `Content-Length` announced it or reading found it.
-pub fn too_large_detail(limit: u64) -> String {
-    format!("the request body is larger than the limit of {limit} bytes (TERN_MAX_BODY_BYTES)")
 }

@@ -200,11 +200,27 @@ pub(super) trait Linger {
     /// Makes the coming close discard unsent bytes and reset the
     /// connection (`SO_LINGER` 0).
     fn reset_on_close(&self);
+
+    /// Reads and drops what the client sent that was never read (up to
+    /// 64 KiB, without waiting): a socket closed with unread bytes is
+    /// reset, and a reset can destroy our last words (a GOAWAY, a 400)
+    /// before the client reads them.
+    fn discard_unread(&self);
 }
 
 impl Linger for tokio::net::TcpStream {
     fn reset_on_close(&self) {
         let _ = socket2::SockRef::from(self).set_linger(Some(Duration::ZERO));
+    }
+
+    fn discard_unread(&self) {
+        let mut buf = [0u8; 4096];
+        for _ in 0..16 {
+            match self.try_read(&mut buf) {
+                Ok(n) if n > 0 => {}
+                _ => break,
+            }
+        }
     }
 }
 
@@ -212,6 +228,10 @@ impl Linger for tokio::net::TcpStream {
 impl Linger for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
     fn reset_on_close(&self) {
         self.get_ref().0.reset_on_close();
+    }
+
+    fn discard_unread(&self) {
+        self.get_ref().0.discard_unread();
     }
 }
 
@@ -237,6 +257,8 @@ impl<T: Linger> Drop for WatchedIo<T> {
         // reset instead, so the memory goes with the connection.
         if self.activity.reset.load(Ordering::Relaxed) {
             self.io.reset_on_close();
+        } else {
+            self.io.discard_unread();
         }
     }
 }
