@@ -31,7 +31,24 @@ pub trait IntoResponse {
 }
 
 /// Something that can set parts of a response (status aside): headers,
-/// extensions. Used in tuples such as `(HeaderMap, T)`.
+/// extensions. Used in tuples such as `(HeaderMap, T)` or
+/// `(StatusCode, [(HeaderName, V); N], T)`.
+///
+/// Headers can be given as a [`HeaderMap`] or as an array of
+/// `(HeaderName, V)` where `V` is a [`HeaderValue`], a `&'static str` or a
+/// `String` (a `String` that is not a valid header value makes the answer
+/// a `500` naming the header; for a borrowed `&str`, `.to_owned()` it):
+///
+/// ```
+/// use tern_core::{response::IntoResponse, Response};
+/// use http::{header, StatusCode};
+///
+/// fn created(id: u64) -> Response {
+///     let location = format!("/items/{id}");
+///     (StatusCode::CREATED, [(header::LOCATION, location)], "created").into_response()
+/// }
+/// assert_eq!(created(7).headers()[header::LOCATION], "/items/7");
+/// ```
 pub trait IntoResponseParts {
     /// Adds itself to the response.
     fn into_response_parts(self, res: &mut Response);
@@ -158,6 +175,7 @@ impl<const N: usize> IntoResponseParts for [(HeaderName, HeaderValue); N] {
     }
 }
 
+/// Static header values, without a copy.
 impl<const N: usize> IntoResponseParts for [(HeaderName, &'static str); N] {
     fn into_response_parts(self, res: &mut Response) {
         for (name, value) in self {
@@ -166,6 +184,48 @@ impl<const N: usize> IntoResponseParts for [(HeaderName, &'static str); N] {
         }
     }
 }
+
+/// Header values as `String`s (`[(header::LOCATION, url)]`); a value that
+/// is not a valid header value turns the answer into a `500` naming the
+/// header.
+impl<const N: usize> IntoResponseParts for [(HeaderName, String); N] {
+    fn into_response_parts(self, res: &mut Response) {
+        for (name, value) in self {
+            if !insert_header(res, name, HeaderValue::try_from(value)) {
+                return;
+            }
+        }
+    }
+}
+
+/// Sets one header, or turns the answer into a `500` naming it when its
+/// value is not a valid header value (false).
+fn insert_header(
+    res: &mut Response,
+    name: HeaderName,
+    value: Result<HeaderValue, http::header::InvalidHeaderValue>,
+) -> bool {
+    match value {
+        Ok(value) => {
+            res.headers_mut().insert(name, value);
+            true
+        }
+        Err(_) => {
+            *res = crate::Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+                .with_detail(format!(
+                    "the handler set the header `{name}` to a value that is not a valid header value"
+                ))
+                .into_response();
+            res.extensions_mut().insert(PartFailed);
+            false
+        }
+    }
+}
+
+/// Marks an answer that a response part turned into a `500`: a tuple's
+/// status does not override it.
+#[derive(Clone, Copy)]
+struct PartFailed;
 
 impl IntoResponseParts for http::Extensions {
     fn into_response_parts(self, res: &mut Response) {
@@ -199,7 +259,10 @@ macro_rules! tuple_parts {
                 let (status, $($p,)+ t) = self;
                 let mut res = t.into_response();
                 $($p.into_response_parts(&mut res);)+
-                *res.status_mut() = status;
+                // A part that could not be set made the answer a 500.
+                if res.extensions().get::<PartFailed>().is_none() {
+                    *res.status_mut() = status;
+                }
                 res
             }
         }

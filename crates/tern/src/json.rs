@@ -63,10 +63,19 @@ impl<T: DeserializeOwned> Json<T> {
         serde_json::from_slice(bytes).map(Json).map_err(|e| {
             use serde_json::error::Category;
             match e.classify() {
-                Category::Data => Rejection::invalid(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    format!("the JSON body does not have the expected shape: {e}"),
-                ),
+                Category::Data => match pointer_of::<T>(bytes) {
+                    Some(pointer) => Rejection::invalid(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        format!(
+                            "the JSON body does not have the expected shape at `{pointer}`: {e}"
+                        ),
+                    )
+                    .with_field(&pointer),
+                    None => Rejection::invalid(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        format!("the JSON body does not have the expected shape: {e}"),
+                    ),
+                },
                 Category::Eof => Rejection::invalid(
                     StatusCode::BAD_REQUEST,
                     format!("the JSON body ends too early: {e}"),
@@ -78,6 +87,26 @@ impl<T: DeserializeOwned> Json<T> {
             }
         })
     }
+}
+
+/// The JSON pointer (RFC 6901: `/tags/2`) of the value `bytes` gets
+/// wrong for `T`. Parsed again, on the error path only, so that a body
+/// that parses costs nothing more.
+fn pointer_of<T: DeserializeOwned>(bytes: &[u8]) -> Option<String> {
+    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    let err = serde_path_to_error::deserialize::<_, T>(de).err()?;
+    let mut pointer = String::new();
+    for segment in err.path().iter() {
+        use serde_path_to_error::Segment;
+        pointer.push('/');
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&index.to_string()),
+            Segment::Map { key } => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Segment::Enum { variant } => pointer.push_str(variant),
+            Segment::Unknown => pointer.push('?'),
+        }
+    }
+    (!pointer.is_empty()).then_some(pointer)
 }
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");

@@ -123,3 +123,61 @@ async fn both_413s_say_the_same_and_carry_a_request_id() {
         "the request body is larger than the limit of 10 bytes (TERN_MAX_BODY_BYTES)"
     );
 }
+
+/// A JSON body of the wrong shape names the field by its JSON pointer.
+#[tokio::test]
+async fn json_errors_name_the_field_by_its_pointer() {
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Item {
+        title: String,
+        tags: Vec<u32>,
+    }
+    let client = tern::test::TestClient::new(App::new().route(
+        "/items",
+        tern::routing::post(|tern::Json(_): tern::Json<Item>| async { "ok" }),
+    ));
+    for (body, pointer) in [
+        (r#"{"title":3,"tags":[]}"#, "/title"),
+        (r#"{"title":"a","tags":[1,2,"x"]}"#, "/tags/2"),
+    ] {
+        let res = client
+            .post("/items")
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await;
+        assert_eq!(res.status(), 422);
+        let doc: serde_json::Value = serde_json::from_str(&res.text()).unwrap();
+        assert_eq!(doc["field"], pointer, "{doc}");
+        assert!(doc["detail"].as_str().unwrap().contains(pointer), "{doc}");
+    }
+}
+
+/// Header tuples take `String` values; an invalid one is a 500 naming it.
+#[tokio::test]
+async fn header_tuples_take_strings() {
+    use tern::{http::header, IntoResponse, StatusCode};
+    let client = tern::test::TestClient::new(
+        App::new()
+            .route(
+                "/made",
+                tern::routing::post(|| async {
+                    let location = format!("/items/{}", 7);
+                    (StatusCode::CREATED, [(header::LOCATION, location)], "made")
+                }),
+            )
+            .route(
+                "/bad",
+                get(|| async {
+                    (StatusCode::OK, [(header::LOCATION, "a\nb".to_owned())], "x").into_response()
+                }),
+            ),
+    );
+    let res = client.post("/made").send().await;
+    assert_eq!(res.status(), 201);
+    assert_eq!(res.headers()["location"], "/items/7");
+    let res = client.get("/bad").send().await;
+    assert_eq!(res.status(), 500);
+    assert!(res.text().contains("`location`"), "{}", res.text());
+}
