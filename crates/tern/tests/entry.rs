@@ -181,3 +181,38 @@ async fn header_tuples_take_strings() {
     assert_eq!(res.status(), 500);
     assert!(res.text().contains("`location`"), "{}", res.text());
 }
+
+/// `Path<(u64, u64)>` on a route with one parameter is the server's bug:
+/// a 500 that says how to fix it, not a 400 blamed on the client.
+#[tokio::test]
+async fn a_path_tuple_that_does_not_fit_the_route_is_a_500() {
+    let client = tern::test::TestClient::new(
+        App::new()
+            .route(
+                "/a/{id}",
+                get(
+                    |tern::extract::Path((a, b)): tern::extract::Path<(u64, u64)>| async move {
+                        format!("{a}{b}")
+                    },
+                ),
+            )
+            .route(
+                "/b/{x}/{y}",
+                get(
+                    |tern::extract::Path((a, b)): tern::extract::Path<(u64, u64)>| async move {
+                        format!("{a}{b}")
+                    },
+                ),
+            ),
+    );
+    let res = client.get("/a/5").send().await;
+    assert_eq!(res.status(), 500, "{}", res.text());
+    assert!(
+        res.text().contains("the route has 1 path parameter(s)"),
+        "{}",
+        res.text()
+    );
+    // A value the client got wrong is still the client's 400.
+    assert_eq!(client.get("/b/1/x").send().await.status(), 400);
+    assert_eq!(client.get("/b/1/2").send().await.text(), "12");
+}

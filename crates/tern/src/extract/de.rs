@@ -52,6 +52,9 @@ pub(crate) struct DeError {
     pub(crate) message: String,
     /// A limit was exceeded (the answer names the setting).
     pub(crate) limit: bool,
+    /// A tuple or sequence got another number of values than its type
+    /// holds: for route parameters, the route and the handler disagree.
+    pub(crate) arity: Option<(usize, String)>,
 }
 
 impl DeError {
@@ -72,6 +75,7 @@ impl DeError {
             path: String::new(),
             message,
             limit: true,
+            arity: None,
         }
     }
 }
@@ -108,6 +112,14 @@ impl de::Error for DeError {
             path: String::new(),
             message: msg.to_string(),
             limit: false,
+            arity: None,
+        }
+    }
+
+    fn invalid_length(len: usize, exp: &dyn de::Expected) -> Self {
+        DeError {
+            arity: Some((len, exp.to_string())),
+            ..de::Error::custom(format_args!("invalid length {len}, expected {exp}"))
         }
     }
 }

@@ -48,6 +48,14 @@ where
         })?
         .map(Path)
         .map_err(|e| {
+            if let (Some((got, expected)), true) = (&e.arity, e.path.is_empty()) {
+                // The route and the handler disagree on the parameters: a
+                // server bug, not the client's.
+                return Rejection::internal(format!(
+                    "the route has {got} path parameter(s) but the handler's `Path` \
+                     expects {expected}: make the `Path` type match the route's parameters"
+                ));
+            }
             let detail = if e.path.is_empty() {
                 format!("the path parameters are invalid: {}", e.message)
             } else {
