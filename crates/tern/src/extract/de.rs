@@ -249,13 +249,20 @@ fn insert<'a>(
             }
             return Ok(());
         };
-        let node = map.entry(Cow::Owned(key.to_owned())).or_insert_with(|| {
-            if next.is_empty() {
-                Node::Seq(Vec::new())
-            } else {
-                Node::Map(Map::default())
+        // The key is copied only when it is new (`entry` would copy it for
+        // every pair that names an existing map or list).
+        let index = match map.get_index_of(key) {
+            Some(index) => index,
+            None => {
+                let empty = if next.is_empty() {
+                    Node::Seq(Vec::new())
+                } else {
+                    Node::Map(Map::default())
+                };
+                map.insert_full(Cow::Owned(key.to_owned()), empty).0
             }
-        });
+        };
+        let node = &mut map[index];
         match (node, next.is_empty()) {
             (Node::Map(inner), false) => {
                 map = inner;
