@@ -64,6 +64,7 @@ pub struct App<S = ()> {
     renderer: Option<Renderer>,
     constraints: Vec<(String, Constraint)>,
     trailing_slash: TrailingSlash,
+    settings: Vec<crate::settings::Registration>,
 }
 
 impl<S> fmt::Debug for App<S> {
@@ -105,6 +106,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             renderer: None,
             constraints: Vec::new(),
             trailing_slash: TrailingSlash::Strict,
+            settings: Vec::new(),
         }
     }
 
@@ -224,6 +226,46 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         self
     }
 
+    /// Loads the app's own settings `T` when the app is built: the
+    /// `[prefix]` table of `tern.toml`, then the variables
+    /// `PREFIX_<FIELD>`, which win; unknown keys, missing and malformed
+    /// values stop the start with an error naming the variable. Handlers
+    /// take them as [`Settings<T>`](crate::settings::Settings); a
+    /// [`Secret`](crate::settings::Secret) field is never printed. See
+    /// [`settings`](crate::settings).
+    ///
+    /// ```
+    /// use serde::Deserialize;
+    /// use tern::settings::{Secret, Settings};
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Api { token: Secret }
+    ///
+    /// async fn check(Settings(api): Settings<Api>) -> &'static str {
+    ///     if api.token.matches("a-token-from-tests") { "yes" } else { "no" }
+    /// }
+    ///
+    /// let config = tern::Config::from_settings(
+    ///     &[("API_TOKEN".to_owned(), "a-token-from-tests".to_owned())].into(),
+    /// ).unwrap();
+    /// let app = tern::App::new()
+    ///     .settings::<Api>("api")
+    ///     .route("/check", tern::routing::get(check));
+    /// assert!(app.build_with(config).is_ok());
+    ///
+    /// // Without `API_TOKEN`, the app does not start, and says why:
+    /// let err = tern::App::new().settings::<Api>("api").build().unwrap_err();
+    /// assert!(err.to_string().starts_with("API_TOKEN: is not set"));
+    /// ```
+    pub fn settings<T>(mut self, prefix: &str) -> Self
+    where
+        T: serde::de::DeserializeOwned + Send + Sync + 'static,
+    {
+        self.settings
+            .push(crate::settings::Registration::of::<T>(prefix));
+        self
+    }
+
     /// Renders every problem (rejections, 404, 405, 500, ...) with
     /// `render` instead of the default `application/problem+json`.
     pub fn problem_renderer<F>(mut self, render: F) -> Self
@@ -275,7 +317,10 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             renderer,
             constraints,
             trailing_slash,
+            settings,
         } = self;
+        let settings = crate::settings::AppSettings::load(&settings, &config)
+            .map_err(|e| BuildError::new(e.to_string()))?;
         let fallback = fallback.unwrap_or_else(|| Route::from_handler(not_found, ()));
         let table = Arc::new(Table::build(
             routes,
@@ -287,7 +332,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         )?);
         let dispatch = Route::from_endpoint(Dispatch(Arc::clone(&table)));
         let chain = layers.iter().fold(dispatch, |route, layer| layer(route));
-        let shared = Arc::new(Shared::new(config, renderer, table));
+        let shared = Arc::new(Shared::new(config, renderer, table, settings));
         Ok(AppService {
             inner: Arc::new(AppInner { chain, shared }),
         })
@@ -412,10 +457,16 @@ pub(crate) struct Shared {
     security_headers: Vec<(header::HeaderName, HeaderValue)>,
     pub(crate) cookie_key: cookie::Key,
     pub(crate) table: Arc<Table>,
+    pub(crate) settings: crate::settings::AppSettings,
 }
 
 impl Shared {
-    fn new(config: Config, renderer: Option<Renderer>, table: Arc<Table>) -> Self {
+    fn new(
+        config: Config,
+        renderer: Option<Renderer>,
+        table: Arc<Table>,
+        settings: crate::settings::AppSettings,
+    ) -> Self {
         let security_headers = if config.security_headers {
             vec![
                 (
@@ -453,6 +504,7 @@ impl Shared {
             cookie_key,
             table,
             security_headers,
+            settings,
         }
     }
 
@@ -557,6 +609,11 @@ impl AppService {
     /// The configuration the app was built with.
     pub fn config(&self) -> &Config {
         &self.inner.shared.config
+    }
+
+    /// The settings `T` loaded by [`App::settings`], if the app loads a `T`.
+    pub fn settings<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.inner.shared.settings.get::<T>()
     }
 
     /// The path of the route registered with

@@ -1,6 +1,13 @@
 //! Typed configuration, from the environment and an optional `tern.toml`.
 
-use std::{collections::BTreeMap, fmt, net::SocketAddr, path::Path, time::Duration};
+use std::{
+    collections::BTreeMap,
+    fmt,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::Duration,
+};
 
 use http::HeaderName;
 
@@ -213,6 +220,43 @@ pub struct Config {
     /// by ALPN) with this PEM certificate chain and private key. Needs the
     /// `tls` feature.
     pub tls: Option<TlsFiles>,
+    /// Where the settings came from, for the app's own settings
+    /// ([`App::settings`](crate::App::settings)).
+    pub(crate) sources: Sources,
+}
+
+/// The raw sources a configuration was read from: the variables (of the
+/// environment, or given to [`Config::from_settings`]) and the tables of
+/// `tern.toml` that are not Tern's settings. The app's own settings are
+/// read from them. Values may be secrets: never printed.
+#[derive(Clone, Default)]
+pub(crate) struct Sources {
+    pub(crate) vars: Arc<BTreeMap<String, String>>,
+    pub(crate) file: Option<Arc<FileTables>>,
+}
+
+/// The `[name]` tables of a `tern.toml`.
+#[derive(Default)]
+pub(crate) struct FileTables {
+    pub(crate) path: PathBuf,
+    pub(crate) tables: BTreeMap<String, toml::Table>,
+}
+
+impl fmt::Debug for Sources {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Names only: values may be secrets.
+        f.debug_struct("Sources")
+            .field("vars", &self.vars.len())
+            .field(
+                "tables",
+                &self
+                    .file
+                    .iter()
+                    .flat_map(|f| f.tables.keys())
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
 }
 
 /// The PEM files of a TLS certificate chain and its private key.
@@ -243,6 +287,7 @@ impl Default for Config {
             limits: Limits::default(),
             timeouts: Timeouts::default(),
             tls: None,
+            sources: Sources::default(),
         }
     }
 }
@@ -277,7 +322,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Values that appear in tutorials and templates: never a real secret.
-const EXAMPLE_SECRETS: &[&str] = &[
+pub(crate) const EXAMPLE_SECRETS: &[&str] = &[
     "changeme",
     "change-me",
     "change_me",
@@ -323,14 +368,21 @@ impl Config {
             }
             None => None,
         };
-        let mut settings = file.unwrap_or_default();
-        settings.extend(vars);
-        Config::from_settings(&settings)
+        let (mut settings, tables) = file.unwrap_or_default();
+        settings.extend(vars.clone());
+        let mut config = Config::from_settings(&settings)?;
+        config.sources = Sources {
+            vars: Arc::new(vars),
+            file: (!tables.tables.is_empty()).then(|| Arc::new(tables)),
+        };
+        Ok(config)
     }
 
     /// Builds a configuration from `NAME = value` settings, named as the
     /// environment variables are. Unknown names starting with `TERN_` are
-    /// an error (a typo would otherwise be ignored silently).
+    /// an error (a typo would otherwise be ignored silently). The app's own
+    /// settings ([`App::settings`](crate::App::settings)) are read from the
+    /// same names.
     pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
         let mut c = Config::default();
         let get = |name: &str| {
@@ -344,7 +396,8 @@ impl Config {
                 return Err(ConfigError::new(
                     name,
                     format!(
-                        "unknown setting; the TERN_ settings are {}",
+                        "unknown setting; the TERN_ settings are {} (the app's own \
+                         settings take a prefix of their own: see `App::settings`)",
                         KNOWN.join(", ")
                     ),
                 ));
@@ -525,6 +578,7 @@ impl Config {
                 *slot = parse_duration(name, v)?;
             }
         }
+        c.sources.vars = Arc::new(settings.clone());
         Ok(c)
     }
 
@@ -747,7 +801,7 @@ fn closest_file_key(key: &str) -> Option<String> {
 }
 
 /// Levenshtein distance (insertions, deletions, substitutions), in bytes.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b = b.as_bytes();
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.bytes().enumerate() {
@@ -762,7 +816,12 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-fn read_toml(path: &Path, setting: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+/// Reads a `tern.toml`: Tern's settings, and the tables (`[bookmarks]`)
+/// that hold the app's own settings.
+fn read_toml(
+    path: &Path,
+    setting: &str,
+) -> Result<(BTreeMap<String, String>, FileTables), ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::new(setting, format!("cannot read {}: {e}", path.display())))?;
     let table: toml::Table = text.parse().map_err(|e| {
@@ -774,7 +833,20 @@ fn read_toml(path: &Path, setting: &str) -> Result<BTreeMap<String, String>, Con
     let mut out = BTreeMap::new();
     // Setting → the key that set it, to refuse a second key for it.
     let mut keys: BTreeMap<String, String> = BTreeMap::new();
+    let mut tables = FileTables {
+        path: path.to_owned(),
+        tables: BTreeMap::new(),
+    };
     for (key, value) in table {
+        // A table that is not one of Tern's settings holds the app's own
+        // settings; the app checks its name when it is built.
+        let value = match value {
+            toml::Value::Table(t) if file_setting(&key).is_none() => {
+                tables.tables.insert(key, t);
+                continue;
+            }
+            value => value,
+        };
         // An unknown key is a typo (or a setting of another tool): ignoring
         // it would leave the setting at its default without a word.
         let Some(name) = file_setting(&key) else {
@@ -831,7 +903,7 @@ fn read_toml(path: &Path, setting: &str) -> Result<BTreeMap<String, String>, Con
         }
         out.insert(name, value);
     }
-    Ok(out)
+    Ok((out, tables))
 }
 
 fn parse_num<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, ConfigError> {
@@ -989,8 +1061,8 @@ mod tests {
             "addr = \"0.0.0.0:8080\"\nworkers = 3\nALLOWED_HOSTS = [\"a.com\", \".b.com\"]\n",
         )
         .expect("write");
-        let c =
-            Config::from_settings(&read_toml(&path, "TERN_CONFIG").expect("toml")).expect("config");
+        let c = Config::from_settings(&read_toml(&path, "TERN_CONFIG").expect("toml").0)
+            .expect("config");
         assert_eq!(c.addr.port(), 8080);
         assert_eq!(c.workers, 3);
         assert_eq!(c.allowed_hosts.len(), 2);
@@ -1002,7 +1074,7 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("tmp");
         let path = dir.join("tern.toml");
         std::fs::write(&path, text).expect("write");
-        let result = read_toml(&path, "tern.toml").and_then(|s| Config::from_settings(&s));
+        let result = read_toml(&path, "tern.toml").and_then(|(s, _)| Config::from_settings(&s));
         let _ = std::fs::remove_dir_all(&dir);
         result
     }
@@ -1039,8 +1111,6 @@ mod tests {
             ("tern_secret_key = \"x\"\n", "did you mean `secret_key`?"),
             // Nothing close: the known keys are listed.
             ("colour = \"blue\"\n", "the keys are the settings"),
-            // Tables are no settings: `[server]` is an unknown key too.
-            ("[server]\naddr = \"0.0.0.0:80\"\n", "unknown key `server`"),
             ("config = \"other.toml\"\n", "unknown key `config`"),
         ] {
             let err = toml_text("unknown", text).expect_err(text);

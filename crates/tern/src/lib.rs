@@ -90,6 +90,7 @@ pub mod net;
 pub mod response;
 pub mod routing;
 mod server;
+pub mod settings;
 pub mod test;
 #[cfg(feature = "tls")]
 mod tls;

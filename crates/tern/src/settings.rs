@@ -1,0 +1,589 @@
+//! The app's own settings: a typed struct read from the same sources as
+//! Tern's [`Config`], with the same rules.
+//!
+//! An app names a prefix, say `bookmarks`, and a `Deserialize` struct:
+//!
+//! ```
+//! use serde::Deserialize;
+//! use tern::{settings::{Secret, Settings}, App, routing::get};
+//!
+//! #[derive(Deserialize)]
+//! struct Bookmarks {
+//!     api_token: Secret,
+//!     #[serde(default = "default_page_size")]
+//!     page_size: u32,
+//!     #[serde(default)]
+//!     tags: Vec<String>,
+//! }
+//! fn default_page_size() -> u32 { 20 }
+//!
+//! async fn info(Settings(s): Settings<Bookmarks>) -> String {
+//!     format!("{} per page, tags {:?}", s.page_size, s.tags)
+//! }
+//!
+//! let config = tern::Config::from_settings(&[
+//!     ("BOOKMARKS_API_TOKEN".to_owned(), "s3cr3t-t0ken-f0r-tests".to_owned()),
+//!     ("BOOKMARKS_TAGS".to_owned(), "rust, web".to_owned()),
+//! ].into()).unwrap();
+//! let app = App::new()
+//!     .settings::<Bookmarks>("bookmarks")
+//!     .route("/info", get(info))
+//!     .build_with(config)
+//!     .unwrap();
+//! let s = app.settings::<Bookmarks>().unwrap();
+//! assert!(s.api_token.matches("s3cr3t-t0ken-f0r-tests"));
+//! assert_eq!(s.tags, ["rust", "web"]);
+//! assert_eq!(format!("{:?}", s.api_token), "Secret(***)");
+//! ```
+//!
+//! - **Sources**: the `[bookmarks]` table of `tern.toml`, then the
+//!   variables `BOOKMARKS_<FIELD>` (`BOOKMARKS_PAGE_SIZE=50`), which win,
+//!   as for Tern's own settings. A list field takes a TOML array or a
+//!   comma-separated variable.
+//! - **Checked at startup**: a variable with the prefix or a key of the
+//!   table that names no field is refused (with the closest field), as is
+//!   a table of `tern.toml` that no `App::settings` claims; a missing or
+//!   malformed value stops the start with an error naming the variable.
+//!   Nothing is read per request.
+//! - **Secrets**: a [`Secret`] field never prints its value (not in
+//!   `Debug`, not in errors), compares in constant time
+//!   ([`Secret::matches`]), and in production refuses example values and
+//!   secrets shorter than 16 bytes.
+//! - **Where**: handlers take [`Settings<T>`]; `main` can read them before
+//!   the app exists with [`load`], or after it is built with
+//!   [`AppService::settings`](crate::AppService::settings).
+
+use std::{
+    any::{type_name, Any, TypeId},
+    borrow::Cow,
+    cell::Cell,
+    collections::{BTreeMap, HashMap},
+    fmt,
+    sync::Arc,
+};
+
+use http::request::Parts;
+use serde::{de::DeserializeOwned, Deserialize, Deserializer};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use tern_core::extract::{FromRequestParts, Rejection};
+
+use crate::{
+    config::{edit_distance, ConfigError, EXAMPLE_SECRETS},
+    extract::{
+        de::{Map, Node, NodeDe},
+        probe::{self, Shape},
+    },
+    Config,
+};
+
+/// The app's settings of type `T`, loaded at startup by
+/// [`App::settings`](crate::App::settings); see the [module](self).
+///
+/// A handler that takes `Settings<T>` in an app that loads no `T` answers
+/// `500` saying so.
+#[derive(Debug)]
+pub struct Settings<T>(pub Arc<T>);
+
+impl<T> Clone for Settings<T> {
+    fn clone(&self) -> Self {
+        Settings(Arc::clone(&self.0))
+    }
+}
+
+impl<T> std::ops::Deref for Settings<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<S, T> FromRequestParts<S> for Settings<T>
+where
+    S: Send + Sync,
+    T: Send + Sync + 'static,
+{
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
+        crate::context::with(&parts.extensions, |c| c.shared.settings.get::<T>())
+            .flatten()
+            .map(Settings)
+            .ok_or_else(|| {
+                Rejection::internal(format!(
+                    "the handler takes `Settings<{0}>` but the app loads no `{0}`: add \
+                     `.settings::<{0}>(\"prefix\")` to the `App`",
+                    short_type_name::<T>()
+                ))
+            })
+    }
+}
+
+fn short_type_name<T>() -> &'static str {
+    let name = type_name::<T>();
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+/// A secret setting (a token, a password): never printed, compared in
+/// constant time; see the [module](self).
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    /// A secret with this value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The value, for the code that must use it (a client's
+    /// credentials, a connection URL). Do not log it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `candidate` equals the secret, in time that depends on
+    /// neither value (both are hashed with SHA-256 and the digests compared
+    /// in constant time, so not even the length leaks).
+    pub fn matches(&self, candidate: impl AsRef<[u8]>) -> bool {
+        let a = Sha256::digest(self.0.as_bytes());
+        let b = Sha256::digest(candidate.as_ref());
+        a.ct_eq(&b).into()
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+thread_local! {
+    /// Set while settings are loaded for a production app.
+    static PRODUCTION: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Shortest secret production accepts, in bytes.
+const MIN_SECRET: usize = 16;
+
+impl<'de> Deserialize<'de> for Secret {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = String::deserialize(deserializer)?;
+        if PRODUCTION.with(Cell::get) {
+            let lower = value.trim().to_ascii_lowercase();
+            if value.len() < MIN_SECRET || EXAMPLE_SECRETS.contains(&lower.as_str()) {
+                return Err(serde::de::Error::custom(format!(
+                    "is an example value or shorter than {MIN_SECRET} bytes; production needs \
+                     a real secret (generate one with `openssl rand -base64 32`)"
+                )));
+            }
+        }
+        Ok(Secret(value))
+    }
+}
+
+/// Reads the settings `T` of `prefix` from `config`'s sources (the
+/// `[prefix]` table of `tern.toml`, then the variables `PREFIX_<FIELD>`);
+/// see the [module](self). The error names the variable at fault.
+///
+/// For `main` code that needs a setting before the app is built (a
+/// database URL for the state, say); register the same type with
+/// [`App::settings`](crate::App::settings) for handlers to take it.
+pub fn load<T: DeserializeOwned>(prefix: &str, config: &Config) -> Result<T, ConfigError> {
+    let table = checked_prefix(prefix)?;
+    let env_prefix = format!("{}_", table.to_ascii_uppercase());
+    let fields = probe::field_shapes::<T>();
+    let shape = |key: &str| {
+        fields
+            .iter()
+            .flatten()
+            .find(|(f, _)| *f == key)
+            .map(|(_, s)| *s)
+    };
+    let mut map = Map::new();
+    // Where each key was set, for errors.
+    let mut origins: BTreeMap<String, String> = BTreeMap::new();
+    if let Some(file) = &config.sources.file {
+        if let Some(values) = file.tables.get(&table) {
+            for (key, value) in values {
+                map.insert(Cow::Owned(key.clone()), toml_node(value));
+                origins.insert(
+                    key.clone(),
+                    format!("`{key}` in [{table}] of {}", file.path.display()),
+                );
+            }
+        }
+    }
+    for (name, value) in config.sources.vars.range(env_prefix.clone()..) {
+        let Some(key) = name.strip_prefix(&env_prefix) else {
+            break;
+        };
+        let key = key.to_ascii_lowercase();
+        let node = match shape(&key) {
+            Some(Shape::Seq) => Node::Seq(
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .map(|v| Node::Value(Cow::Owned(v.to_owned())))
+                    .collect(),
+            ),
+            _ => Node::Value(Cow::Owned(value.trim().to_owned())),
+        };
+        map.insert(Cow::Owned(key.clone()), node);
+        origins.insert(key, name.clone());
+    }
+    if let Some(fields) = &fields {
+        for key in map.keys() {
+            if fields.iter().any(|(f, _)| f == key) {
+                continue;
+            }
+            let closest = fields
+                .iter()
+                .map(|(f, _)| (f, edit_distance(key, f)))
+                .min_by_key(|(_, d)| *d)
+                .filter(|(f, d)| *d <= 3 && *d * 3 < f.len());
+            let hint = match closest {
+                Some((f, _)) => format!("did you mean `{f}` ({env_prefix}{})?", f.to_uppercase()),
+                None => format!(
+                    "its fields are {}",
+                    fields
+                        .iter()
+                        .map(|(f, _)| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            return Err(ConfigError::new(
+                &origins[key.as_ref()],
+                format!(
+                    "is not a setting of the app's `{}` ([{table}]); {hint}",
+                    short_type_name::<T>()
+                ),
+            ));
+        }
+    }
+    let was = PRODUCTION.with(|p| p.replace(config.is_production()));
+    let result = T::deserialize(NodeDe {
+        node: &Node::Map(map),
+        path_mode: false,
+    });
+    PRODUCTION.with(|p| p.set(was));
+    result.map_err(|e| {
+        let key = e.path.split('[').next().unwrap_or_default();
+        if key.is_empty() {
+            if let Some(field) = e
+                .message
+                .strip_prefix("missing field `")
+                .and_then(|m| m.strip_suffix('`'))
+            {
+                return ConfigError::new(
+                    &format!("{env_prefix}{}", field.to_ascii_uppercase()),
+                    format!(
+                        "is not set; set the variable, or `{field}` under [{table}] in tern.toml"
+                    ),
+                );
+            }
+            return ConfigError::new(&format!("[{table}]"), e.message);
+        }
+        let setting = origins
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| format!("{env_prefix}{}", key.to_ascii_uppercase()));
+        let inner = e.path[key.len()..].to_owned();
+        let message = if inner.is_empty() {
+            e.message
+        } else {
+            format!("at `{inner}`: {}", e.message)
+        };
+        ConfigError::new(&setting, message)
+    })
+}
+
+/// `bookmarks` → `bookmarks`: letters, digits and `_`, starting with a
+/// letter; `tern` is Tern's own.
+fn checked_prefix(prefix: &str) -> Result<String, ConfigError> {
+    let table = prefix.to_ascii_lowercase();
+    let valid = table.starts_with(|c: char| c.is_ascii_alphabetic())
+        && table
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !table.ends_with('_');
+    if !valid || table == "tern" {
+        return Err(ConfigError::new(
+            "App::settings",
+            format!(
+                "`{prefix}` cannot be a settings prefix: use letters, digits and `_`, starting \
+                 with a letter (`TERN` is Tern's own)"
+            ),
+        ));
+    }
+    Ok(table)
+}
+
+fn toml_node(value: &toml::Value) -> Node<'static> {
+    match value {
+        toml::Value::String(s) => Node::Value(Cow::Owned(s.clone())),
+        toml::Value::Array(items) => Node::Seq(items.iter().map(toml_node).collect()),
+        toml::Value::Table(t) => Node::Map(
+            t.iter()
+                .map(|(k, v)| (Cow::Owned(k.clone()), toml_node(v)))
+                .collect(),
+        ),
+        other => Node::Value(Cow::Owned(other.to_string())),
+    }
+}
+
+/// Settings loaded and type-erased, to be found by type.
+type Loaded = Arc<dyn Any + Send + Sync>;
+
+/// One registration of [`App::settings`](crate::App::settings).
+pub(crate) struct Registration {
+    pub(crate) prefix: String,
+    type_id: TypeId,
+    type_name: &'static str,
+    load: fn(&str, &Config) -> Result<Loaded, ConfigError>,
+}
+
+impl Registration {
+    pub(crate) fn of<T: DeserializeOwned + Send + Sync + 'static>(prefix: &str) -> Self {
+        Registration {
+            prefix: prefix.to_owned(),
+            type_id: TypeId::of::<T>(),
+            type_name: short_type_name::<T>(),
+            load: |prefix, config| Ok(Arc::new(load::<T>(prefix, config)?)),
+        }
+    }
+}
+
+/// The settings an app loaded, by type.
+#[derive(Default)]
+pub(crate) struct AppSettings(HashMap<TypeId, Loaded>);
+
+impl AppSettings {
+    /// Loads every registration; a table of `tern.toml` that none claims
+    /// is refused.
+    pub(crate) fn load(list: &[Registration], config: &Config) -> Result<Self, ConfigError> {
+        let mut loaded = AppSettings::default();
+        let mut prefixes: Vec<String> = Vec::new();
+        for r in list {
+            let table = checked_prefix(&r.prefix)?;
+            if prefixes.contains(&table) {
+                return Err(ConfigError::new(
+                    "App::settings",
+                    format!("the prefix `{}` is registered twice", r.prefix),
+                ));
+            }
+            let value = (r.load)(&r.prefix, config)?;
+            if loaded.0.insert(r.type_id, value).is_some() {
+                return Err(ConfigError::new(
+                    "App::settings",
+                    format!(
+                        "`{}` is registered twice; each settings type has one prefix",
+                        r.type_name
+                    ),
+                ));
+            }
+            prefixes.push(table);
+        }
+        if let Some(file) = &config.sources.file {
+            if let Some(name) = file.tables.keys().find(|t| !prefixes.contains(t)) {
+                let claimed = if prefixes.is_empty() {
+                    "the app registers no settings".to_owned()
+                } else {
+                    format!(
+                        "the app's settings tables are {}",
+                        prefixes
+                            .iter()
+                            .map(|p| format!("[{p}]"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                return Err(ConfigError::new(
+                    "tern.toml",
+                    format!(
+                        "unknown table [{name}] in {}: {claimed} (with `App::settings`); \
+                         Tern's own settings go at the top of the file, outside any table",
+                        file.path.display()
+                    ),
+                ));
+            }
+        }
+        Ok(loaded)
+    }
+
+    pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.0
+            .get(&TypeId::of::<T>())
+            .and_then(|v| Arc::clone(v).downcast::<T>().ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{FileTables, Sources};
+
+    #[derive(Debug, Deserialize)]
+    struct Shop {
+        token: Secret,
+        #[serde(default)]
+        page_size: u32,
+        #[serde(default)]
+        hosts: Vec<String>,
+        #[serde(default)]
+        limits: BTreeMap<String, u64>,
+    }
+
+    /// A configuration read from these variables and `tern.toml` text.
+    fn config(vars: &[(&str, &str)], toml: &str) -> Config {
+        let mut c = Config::from_settings(
+            &vars
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        )
+        .expect("config");
+        let table: toml::Table = toml.parse().expect("toml");
+        let tables = table
+            .into_iter()
+            .filter_map(|(k, v)| match v {
+                toml::Value::Table(t) => Some((k, t)),
+                _ => None,
+            })
+            .collect();
+        c.sources = Sources {
+            vars: Arc::clone(&c.sources.vars),
+            file: Some(Arc::new(FileTables {
+                path: "tern.toml".into(),
+                tables,
+            })),
+        };
+        c
+    }
+
+    fn err(vars: &[(&str, &str)], toml: &str) -> String {
+        load::<Shop>("shop", &config(vars, toml))
+            .expect_err("refused")
+            .to_string()
+    }
+
+    #[test]
+    fn the_environment_overrides_the_table() {
+        let c = config(
+            &[("SHOP_PAGE_SIZE", "50"), ("SHOP_HOSTS", "a.com, b.com")],
+            "[shop]\ntoken = \"from-the-file\"\npage_size = 10\nlimits = { burst = 5 }\n",
+        );
+        let s: Shop = load("shop", &c).expect("load");
+        assert_eq!(s.token.expose(), "from-the-file");
+        assert_eq!(s.page_size, 50);
+        assert_eq!(s.hosts, ["a.com", "b.com"]);
+        assert_eq!(s.limits["burst"], 5);
+        // A TOML array too.
+        let c = config(&[], "[shop]\ntoken = \"t\"\nhosts = [\"x.com\"]\n");
+        assert_eq!(load::<Shop>("SHOP", &c).expect("load").hosts, ["x.com"]);
+    }
+
+    #[test]
+    fn mistakes_name_the_variable() {
+        for (vars, toml, expected) in [
+            (&[][..], "", "SHOP_TOKEN: is not set; set the variable, or `token` under [shop] in tern.toml"),
+            (&[("SHOP_TOKEN", "t"), ("SHOP_PAGE_SIZ", "5")][..], "",
+             "SHOP_PAGE_SIZ: is not a setting of the app's `Shop` ([shop]); did you mean `page_size` (SHOP_PAGE_SIZE)?"),
+            (&[("SHOP_TOKEN", "t"), ("SHOP_COLOUR", "red")][..], "",
+             "SHOP_COLOUR: is not a setting of the app's `Shop` ([shop]); its fields are `token`, `page_size`, `hosts`, `limits`"),
+            (&[("SHOP_TOKEN", "t"), ("SHOP_PAGE_SIZE", "many")][..], "",
+             "SHOP_PAGE_SIZE: expected a non-negative 32-bit integer, got `many`"),
+            (&[][..], "[shop]\ntoken = \"t\"\ncolor = 1\n",
+             "`color` in [shop] of tern.toml: is not a setting"),
+            (&[][..], "[shop]\ntoken = \"t\"\nlimits = { burst = \"x\" }\n",
+             "`limits` in [shop] of tern.toml: at `[burst]`: expected a non-negative integer, got `x`"),
+        ] {
+            let e = err(vars, toml);
+            assert!(e.starts_with(expected), "{e}\nexpected: {expected}");
+        }
+    }
+
+    #[test]
+    fn unclaimed_tables_and_bad_prefixes_are_refused() {
+        let c = config(
+            &[("SHOP_TOKEN", "t")],
+            "[shop]\npage_size = 1\n[shp]\nx = 1\n",
+        );
+        let e = AppSettings::load(&[Registration::of::<Shop>("shop")], &c)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert_eq!(
+            e,
+            "tern.toml: unknown table [shp] in tern.toml: the app's settings tables are [shop] \
+             (with `App::settings`); Tern's own settings go at the top of the file, outside any table"
+        );
+        for bad in ["", "tern", "9lives", "my-app", "app_"] {
+            assert!(load::<Shop>(bad, &c).is_err(), "{bad}");
+        }
+        let twice = [
+            Registration::of::<Shop>("shop"),
+            Registration::of::<Shop>("store"),
+        ];
+        let c = config(&[("SHOP_TOKEN", "t"), ("STORE_TOKEN", "t")], "");
+        assert!(AppSettings::load(&twice, &c).is_err());
+    }
+
+    #[test]
+    fn secrets_are_never_printed_and_production_refuses_examples() {
+        let c = config(
+            &[
+                ("SHOP_TOKEN", "hunter2-but-longer"),
+                ("SHOP_PAGE_SIZE", "x"),
+            ],
+            "",
+        );
+        let e = err(
+            &[
+                ("SHOP_TOKEN", "hunter2-but-longer"),
+                ("SHOP_PAGE_SIZE", "x"),
+            ],
+            "",
+        );
+        assert!(!e.contains("hunter2"), "{e}");
+        let mut ok = c.clone();
+        ok.sources.vars =
+            Arc::new([("SHOP_TOKEN".to_owned(), "hunter2-but-longer".to_owned())].into());
+        let s: Shop = load("shop", &ok).expect("load");
+        assert_eq!(format!("{s:?}").matches("hunter2").count(), 0, "{s:?}");
+        assert!(s.token.matches("hunter2-but-longer"));
+        assert!(!s.token.matches("hunter2-but-longe"));
+        assert!(format!("{:?}", c.sources).find("hunter2").is_none());
+
+        for weak in ["changeme", "short-token"] {
+            let mut prod = config(&[("SHOP_TOKEN", weak)], "").production();
+            prod.sources.vars = Arc::new([("SHOP_TOKEN".to_owned(), weak.to_owned())].into());
+            let e = load::<Shop>("shop", &prod).expect_err(weak).to_string();
+            assert!(
+                e.starts_with("SHOP_TOKEN: is an example value or shorter than 16 bytes"),
+                "{e}"
+            );
+            assert!(!e.contains(weak), "{e}");
+            // Development takes it.
+            let dev = config(&[("SHOP_TOKEN", weak)], "");
+            assert!(load::<Shop>("shop", &dev).is_ok());
+        }
+    }
+
+    #[tokio::test]
+    async fn the_extractor_answers_500_when_the_app_loads_none() {
+        async fn page(Settings(s): Settings<Shop>) -> String {
+            s.page_size.to_string()
+        }
+        let app = crate::App::new().route("/", crate::routing::get(page));
+        let res = crate::test::TestClient::new(app).get("/").send().await;
+        assert_eq!(res.status(), 500);
+        let app = crate::App::new()
+            .settings::<Shop>("shop")
+            .route("/", crate::routing::get(page))
+            .config(config(&[("SHOP_TOKEN", "t"), ("SHOP_PAGE_SIZE", "7")], ""));
+        let res = crate::test::TestClient::new(app).get("/").send().await;
+        assert_eq!(res.text(), "7");
+    }
+}
