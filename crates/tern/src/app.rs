@@ -60,6 +60,7 @@ pub struct App<S = ()> {
     routes: Vec<Entry<S>>,
     fallback: Option<Route>,
     layers: Vec<LayerFn>,
+    route_layers: Vec<LayerFn>,
     config: Option<Config>,
     renderer: Option<Renderer>,
     constraints: Vec<(String, Constraint)>,
@@ -102,6 +103,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             routes: Vec::new(),
             fallback: None,
             layers: Vec::new(),
+            route_layers: Vec::new(),
             config: None,
             renderer: None,
             constraints: Vec::new(),
@@ -212,11 +214,55 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         self
     }
 
-    /// Wraps the whole app (routing included, so it also sees 404s) in a
-    /// tower layer or a [`from_fn`](crate::middleware::from_fn) middleware.
-    /// Layers added later run first.
+    /// Wraps the whole app in a tower layer or a
+    /// [`from_fn`](crate::middleware::from_fn) middleware that runs
+    /// **before routing**, for every request: also those that will be a
+    /// `404` (no route) or a `405` (wrong method). For what applies to all
+    /// traffic: logging, CORS, compression, timeouts. Layers added later
+    /// run first.
+    ///
+    /// Authentication belongs in [`route_layer`](App::route_layer) (or a
+    /// [`Scope::layer`]): here, an unauthenticated `POST /nope` would get
+    /// `401` instead of `404`.
     pub fn layer<L: LayerBounds>(mut self, layer: L) -> Self {
         self.layers.push(layer_fn(layer));
+        self
+    }
+
+    /// Wraps every route of the app in a layer that runs **after
+    /// routing**, only for requests that matched a route and a method:
+    /// an unknown path is still a `404` and a wrong method a `405`, without
+    /// the layer running. For authentication and authorization. Applies to
+    /// the routes registered before and after the call alike (not to the
+    /// [`fallback`](App::fallback)); runs after the app's
+    /// [`layer`](App::layer)s and before scope and route layers.
+    ///
+    /// ```
+    /// use tern::{App, IntoResponse, Problem, Request, Response, StatusCode};
+    /// use tern::{middleware::{from_fn, Next}, routing::get, test::TestClient};
+    ///
+    /// async fn auth(req: Request, next: Next) -> Response {
+    ///     if req.headers().get("authorization").is_some_and(|v| v == "Bearer open-sesame") {
+    ///         next.run(req).await
+    ///     } else {
+    ///         Problem::new(StatusCode::UNAUTHORIZED).into_response()
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let app = App::new()
+    ///     .route("/notes", get(|| async { "[]" }))
+    ///     .route_layer(from_fn(auth));
+    /// let client = TestClient::new(app);
+    /// assert_eq!(client.get("/notes").send().await.status(), 401);
+    /// assert_eq!(client.get("/nope").send().await.status(), 404);   // not 401
+    /// assert_eq!(client.post("/notes").send().await.status(), 405); // not 401
+    /// let res = client.get("/notes").header("authorization", "Bearer open-sesame").send().await;
+    /// assert_eq!(res.status(), 200);
+    /// # }
+    /// ```
+    pub fn route_layer<L: LayerBounds>(mut self, layer: L) -> Self {
+        self.route_layers.push(layer_fn(layer));
         self
     }
 
@@ -313,6 +359,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             routes,
             fallback,
             layers,
+            route_layers,
             config: _,
             renderer,
             constraints,
@@ -321,6 +368,12 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         } = self;
         let settings = crate::settings::AppSettings::load(&settings, &config)
             .map_err(|e| BuildError::new(e.to_string()))?;
+        let mut routes = routes;
+        if !route_layers.is_empty() {
+            for entry in &mut routes {
+                entry.methods.push_layers(&route_layers);
+            }
+        }
         let fallback = fallback.unwrap_or_else(|| Route::from_handler(not_found, ()));
         let table = Arc::new(Table::build(
             routes,

@@ -1,9 +1,22 @@
 //! Middleware: async functions or tower layers around handlers.
 //!
-//! Both kinds attach the same way: [`App::layer`](crate::App::layer) (the
-//! whole app), [`Scope::layer`](crate::Scope::layer) (a group of routes),
-//! [`MethodRouter::layer`](crate::routing::MethodRouter::layer) (one
-//! path). Chains are composed once when the app is built.
+//! Both kinds attach the same way, and where they attach decides whether
+//! they run before or after routing:
+//!
+//! | attached with | runs | for |
+//! |---|---|---|
+//! | [`App::layer`](crate::App::layer) | before routing, for every request (also future `404`s and `405`s) | logging, CORS, compression, timeouts |
+//! | [`App::route_layer`](crate::App::route_layer) | after routing, for every matched route | authentication, authorization |
+//! | [`Scope::layer`](crate::Scope::layer) | after routing, for the scope's routes | auth of one part of the app |
+//! | [`MethodRouter::layer`](crate::routing::MethodRouter::layer) | after routing, for one path | per-route limits, timeouts |
+//!
+//! Outer to inner: app layers, route layers, scope layers (outer scopes
+//! first), the path's own layers, the handler. Within one list, layers
+//! added later run first. Chains are composed once when the app is built.
+//!
+//! Put authentication after routing: as an app `layer`, an unauthenticated
+//! `POST /nope` gets `401` instead of `404`, and a `PATCH` on a `GET`
+//! route `401` instead of `405`.
 //!
 //! ```
 //! use tern::{App, Request, Response, middleware::{from_fn, Next}, routing::get};

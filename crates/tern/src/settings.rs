@@ -91,6 +91,37 @@ impl<T> Clone for Settings<T> {
     }
 }
 
+impl<T: Send + Sync + 'static> Settings<T> {
+    /// The settings `T` of the app serving `req`, for middleware (which
+    /// gets the request rather than extractors); `None` if the app loads
+    /// no `T` or `req` is not served by a Tern app.
+    ///
+    /// ```
+    /// use tern::{middleware::Next, settings::{Secret, Settings}, Request, Response};
+    /// use tern::{IntoResponse, Problem, StatusCode};
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Api { token: Secret }
+    ///
+    /// async fn bearer(req: Request, next: Next) -> Response {
+    ///     let sent = req.headers().get("authorization")
+    ///         .and_then(|v| v.to_str().ok())
+    ///         .and_then(|v| v.strip_prefix("Bearer "));
+    ///     match (Settings::<Api>::of(&req), sent) {
+    ///         (Some(api), Some(token)) if api.token.matches(token) => next.run(req).await,
+    ///         _ => Problem::new(StatusCode::UNAUTHORIZED)
+    ///             .with_detail("send `Authorization: Bearer <token>`")
+    ///             .into_response(),
+    ///     }
+    /// }
+    /// ```
+    pub fn of(req: &tern_core::Request) -> Option<Self> {
+        crate::context::with(req.extensions(), |c| c.shared.settings.get::<T>())
+            .flatten()
+            .map(Settings)
+    }
+}
+
 impl<T> std::ops::Deref for Settings<T> {
     type Target = T;
     fn deref(&self) -> &T {

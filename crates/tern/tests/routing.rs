@@ -169,6 +169,52 @@ async fn middleware_runs_global_then_scope_then_route() {
     server.shutdown().await;
 }
 
+/// Issue 10: a layer added with `App::layer` runs before routing, so an
+/// auth layer there answers 401 for unknown paths and wrong methods;
+/// `App::route_layer` runs after routing, so those stay 404 and 405.
+#[tokio::test]
+async fn route_layer_runs_after_routing_and_layer_before() {
+    async fn guard(token: &'static str, req: Request, next: Next) -> Response {
+        if req.headers().get("x-token").is_some_and(|v| v == token) {
+            next.run(req).await
+        } else {
+            Problem::new(StatusCode::UNAUTHORIZED).into_response()
+        }
+    }
+    let routes = || {
+        App::new()
+            .route("/notes", get(|| async { "notes" }))
+            .scope("/admin", |a| a.route("/users", get(|| async { "admin" })))
+    };
+    let before = common::spawn(routes().layer(from_fn_with_state("t", guard))).await;
+    let after = common::spawn(routes().route_layer(from_fn_with_state("t", guard))).await;
+    let client = common::client();
+    for (server, unknown, wrong_method) in [(&before, 401, 401), (&after, 404, 405)] {
+        common::get(server, "/notes").await.problem(401);
+        common::get(server, "/admin/users").await.problem(401);
+        common::get(server, "/nope").await.problem(unknown);
+        let res = send(
+            &client,
+            request("PATCH", &server.url("/notes"))
+                .body(Full::default())
+                .unwrap(),
+        )
+        .await;
+        res.problem(wrong_method);
+        let res = send(
+            &client,
+            request("GET", &server.url("/admin/users"))
+                .header("x-token", "t")
+                .body(Full::default())
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(res.text(), "admin");
+    }
+    before.shutdown().await;
+    after.shutdown().await;
+}
+
 #[tokio::test]
 async fn middleware_can_answer_on_its_own_and_use_state() {
     async fn guard(token: &'static str, req: Request, next: Next) -> Response {
