@@ -39,8 +39,10 @@ mod private {
 /// }
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be extracted from the request head",
-    note = "extractors that read the body (`Json`, `Form`, `Bytes`, `String`, `Multipart`, `Request`) must be the last handler argument"
+    message = "`{Self}` is not an extractor, so it cannot be a handler argument",
+    label = "not an extractor of the request head",
+    note = "handler arguments are extractors: any number that read the request head (`Path<T>`, `Query<T>`, `State<T>`, `HeaderMap`, `TypedHeader<T>`, `Cookies`, `Extension<T>`, `Option<T>`, ...; they implement `FromRequestParts`), then at most one that reads the body, last (`Json<T>`, `Form<T>`, `String`, `Bytes`, `Multipart`, `Request`; they implement only `FromRequest`)",
+    note = "to take a type of your own, implement `FromRequestParts<S>` for it (the docs of `tern::extract::FromRequestParts` show how), or `FromRequest<S>` if it reads the body"
 )]
 pub trait FromRequestParts<S>: Sized {
     /// What a failed extraction answers; usually a `Problem`.
@@ -58,8 +60,10 @@ pub trait FromRequestParts<S>: Sized {
 ///
 /// Every [`FromRequestParts`] is also a `FromRequest`.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a handler argument",
-    note = "a handler argument must implement `FromRequestParts` (or `FromRequest` when it is the last one): for example `Path<T>`, `Query<T>`, `State<S>`, `HeaderMap`, `Json<T>`, `Form<T>`, `String`, `Bytes`"
+    message = "`{Self}` is not an extractor, so it cannot be a handler argument",
+    label = "not an extractor",
+    note = "handler arguments are extractors: any number that read the request head (`Path<T>`, `Query<T>`, `State<T>`, `HeaderMap`, `TypedHeader<T>`, `Cookies`, `Extension<T>`, `Option<T>`, ...; they implement `FromRequestParts`), then at most one that reads the body, last (`Json<T>`, `Form<T>`, `String`, `Bytes`, `Multipart`, `Request`; they implement only `FromRequest`)",
+    note = "to take a type of your own, implement `FromRequestParts<S>` for it (the docs of `tern::extract::FromRequestParts` show how), or `FromRequest<S>` if it reads the body"
 )]
 pub trait FromRequest<S, M = private::ViaRequest>: Sized {
     /// What a failed extraction answers; usually a `Problem`.

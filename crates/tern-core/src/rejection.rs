@@ -42,6 +42,15 @@ impl Rejection {
         self
     }
 
+    /// Names the value of a JSON body that was wrong, by its JSON pointer
+    /// (RFC 6901: `/tags/2`; the problem's `pointer` member).
+    pub fn with_pointer(mut self, pointer: &str) -> Self {
+        if !pointer.is_empty() {
+            *self.problem = self.problem.clone().with_extension("pointer", pointer);
+        }
+        self
+    }
+
     /// Input present but malformed or of the wrong shape (usually `400`
     /// or `422`).
     pub fn invalid(status: StatusCode, detail: impl Into<String>) -> Self {

@@ -27,7 +27,7 @@ use crate::{
         method_router::layer_fn,
         route::LayerBounds,
         table::{Dispatch, Entry, Table},
-        MethodRouter, Route, TrailingSlash,
+        IntoMethodRouter, Route, TrailingSlash,
     },
 };
 
@@ -119,7 +119,13 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     /// [`constraint`](App::constraint)), `/files/{*path}` (a glob of one or
     /// more segments). Registering the same path twice merges the methods;
     /// the same method twice is a build error.
-    pub fn route(mut self, path: &str, methods: MethodRouter<S>) -> Self {
+    ///
+    /// `methods` is a [`MethodRouter`](crate::routing::MethodRouter) whose
+    /// handlers need the app's state type `S`; handlers that take another
+    /// [`State`](crate::extract::State) are a compile error naming both
+    /// types (see [`IntoMethodRouter`]).
+    pub fn route(mut self, path: &str, methods: impl IntoMethodRouter<S>) -> Self {
+        let methods = methods.into_method_router();
         self.routes.push(Entry::new(path.to_owned(), methods, None));
         self
     }
@@ -137,7 +143,13 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     ///     .unwrap();
     /// assert_eq!(app.url_for("user", &[("id", "42")]).unwrap(), "/users/42");
     /// ```
-    pub fn named_route(mut self, name: &str, path: &str, methods: MethodRouter<S>) -> Self {
+    pub fn named_route(
+        mut self,
+        name: &str,
+        path: &str,
+        methods: impl IntoMethodRouter<S>,
+    ) -> Self {
+        let methods = methods.into_method_router();
         self.routes
             .push(Entry::new(path.to_owned(), methods, Some(name)));
         self
@@ -291,9 +303,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     ///     if api.token.matches("a-token-from-tests") { "yes" } else { "no" }
     /// }
     ///
-    /// let config = tern::Config::from_settings(
-    ///     &[("API_TOKEN".to_owned(), "a-token-from-tests".to_owned())].into(),
-    /// ).unwrap();
+    /// let config = tern::Config::from_settings([("API_TOKEN", "a-token-from-tests")]).unwrap();
     /// let app = tern::App::new()
     ///     .settings::<Api>("api")
     ///     .route("/check", tern::routing::get(check));
@@ -366,8 +376,8 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             trailing_slash,
             settings,
         } = self;
-        let settings = crate::settings::AppSettings::load(&settings, &config)
-            .map_err(|e| BuildError::new(e.to_string()))?;
+        let settings =
+            crate::settings::AppSettings::load(&settings, &config).map_err(BuildError::config)?;
         let mut routes = routes;
         if !route_layers.is_empty() {
             for entry in &mut routes {
@@ -420,7 +430,8 @@ impl<S> Scope<S> {
 impl<S: Clone + Send + Sync + 'static> Scope<S> {
     /// Registers the handlers of `prefix + path` (`"/"` is the prefix
     /// itself).
-    pub fn route(mut self, path: &str, methods: MethodRouter<S>) -> Self {
+    pub fn route(mut self, path: &str, methods: impl IntoMethodRouter<S>) -> Self {
+        let methods = methods.into_method_router();
         self.routes
             .push(Entry::new(join(&self.prefix, path), methods, None));
         self
@@ -428,7 +439,13 @@ impl<S: Clone + Send + Sync + 'static> Scope<S> {
 
     /// Registers a named route of `prefix + path`; see
     /// [`App::named_route`].
-    pub fn named_route(mut self, name: &str, path: &str, methods: MethodRouter<S>) -> Self {
+    pub fn named_route(
+        mut self,
+        name: &str,
+        path: &str,
+        methods: impl IntoMethodRouter<S>,
+    ) -> Self {
+        let methods = methods.into_method_router();
         self.routes
             .push(Entry::new(join(&self.prefix, path), methods, Some(name)));
         self
@@ -482,11 +499,36 @@ fn join(prefix: &str, path: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildError {
     message: String,
+    /// The app's own settings ([`App::settings`]) could not be loaded.
+    config: Option<crate::config::ConfigError>,
 }
 
 impl BuildError {
     pub(crate) fn new(message: String) -> Self {
-        BuildError { message }
+        BuildError {
+            message,
+            config: None,
+        }
+    }
+
+    fn config(e: crate::config::ConfigError) -> Self {
+        BuildError {
+            message: e.to_string(),
+            config: Some(e),
+        }
+    }
+
+    /// The setting at fault when the app's own settings
+    /// ([`App::settings`]) could not be loaded (`BOOKMARKS_API_TOKEN`).
+    pub fn setting(&self) -> Option<&str> {
+        self.config.as_ref().map(|e| e.setting())
+    }
+
+    pub(crate) fn into_config(self) -> Result<crate::config::ConfigError, Self> {
+        match self.config {
+            Some(e) => Ok(e),
+            None => Err(self),
+        }
     }
 }
 
@@ -662,6 +704,63 @@ impl AppService {
     /// The configuration the app was built with.
     pub fn config(&self) -> &Config {
         &self.inner.shared.config
+    }
+
+    /// What a client gets for an HTTP/1 request hyper could not parse,
+    /// instead of hyper's bare `status` with an empty body: the same
+    /// problem+json as every other answer, with a request ID and the app's
+    /// renderer, as the bytes of an HTTP/1.1 response that closes the
+    /// connection. `date` is hyper's `date` line. `None` for a status hyper
+    /// does not send for a parse error, or a rendered body not ready at
+    /// once (hyper's answer then goes out as it is).
+    pub(crate) fn unparsable_answer(&self, status: StatusCode, date: &[u8]) -> Option<Vec<u8>> {
+        let shared = &self.inner.shared;
+        let limits = &shared.config.limits;
+        let detail = match status.as_u16() {
+            400 => "the request is not a valid HTTP/1.1 request: it must start with a request \
+                    line `METHOD /path HTTP/1.1`, then header lines `Name: value`, each ended \
+                    by CRLF, then an empty line"
+                .to_owned(),
+            414 => "the request target (path and query) is too long".to_owned(),
+            431 => format!(
+                "the request head is larger than the limit of {} bytes (TERN_MAX_HEAD_BYTES) \
+                 or has more than {} header fields (TERN_MAX_HEADERS)",
+                limits.max_head_bytes, limits.max_headers
+            ),
+            _ => return None,
+        };
+        let res = Problem::new(status).with_detail(detail).into_response();
+        let res = finish(shared, res, Some(next_request_id()), false);
+        let (parts, body) = res.into_parts();
+        let body = http_body_util::BodyExt::collect(body)
+            .now_or_never()?
+            .ok()?
+            .to_bytes();
+        let mut out = Vec::with_capacity(256 + body.len());
+        out.extend_from_slice(b"HTTP/1.1 ");
+        out.extend_from_slice(parts.status.as_str().as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(parts.status.canonical_reason().unwrap_or("").as_bytes());
+        out.extend_from_slice(b"\r\n");
+        for (name, value) in &parts.headers {
+            if name == header::CONNECTION || name == header::CONTENT_LENGTH {
+                continue;
+            }
+            out.extend_from_slice(name.as_str().as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"connection: close\r\ncontent-length: ");
+        out.extend_from_slice(body.len().to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+        if !date.is_empty() {
+            out.extend_from_slice(date);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&body);
+        Some(out)
     }
 
     /// The settings `T` loaded by [`App::settings`], if the app loads a `T`.
@@ -974,11 +1073,17 @@ fn finish(
     is_head: bool,
 ) -> Response {
     exact_content_length(&mut res, is_head);
+    if res.status() == StatusCode::INTERNAL_SERVER_ERROR && shared.config.is_production() {
+        res = hide_internals(res, request_id.as_ref(), is_head);
+    }
     if let Some(render) = &shared.renderer {
         if let Some(problem) = res.extensions().get::<Problem>() {
             let problem = problem.clone();
             let headers = std::mem::take(res.headers_mut());
             res = render(&problem);
+            // The problem's status, whatever the renderer answered: a
+            // renderer that forgets it must not turn errors into `200`s.
+            *res.status_mut() = problem.status();
             for (name, value) in headers.iter() {
                 if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
                     res.headers_mut().append(name, value.clone());
@@ -996,6 +1101,39 @@ fn finish(
         }
     }
     res
+}
+
+/// What a `500` problem says in production: its detail (a type name, an
+/// internal message of the app's) is logged with the request ID, not
+/// sent.
+const HIDDEN_DETAIL: &str = "the server failed to answer this request";
+
+/// In production, a `500` problem's detail is replaced by
+/// [`HIDDEN_DETAIL`] and logged instead: details of server faults are for
+/// the operator, not the client.
+fn hide_internals(res: Response, request_id: Option<&RequestIdValue>, is_head: bool) -> Response {
+    let Some(problem) = res.extensions().get::<Problem>() else {
+        return res;
+    };
+    if problem.detail() == HIDDEN_DETAIL {
+        return res;
+    }
+    tracing::error!(
+        request_id = request_id.and_then(|v| v.to_str().ok()).unwrap_or(""),
+        detail = problem.detail(),
+        "answered 500 (in production the detail is logged, not sent)"
+    );
+    let (parts, _) = res.into_parts();
+    let mut hidden = Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+        .with_detail(HIDDEN_DETAIL)
+        .into_response();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            hidden.headers_mut().append(name, value.clone());
+        }
+    }
+    exact_content_length(&mut hidden, is_head);
+    hidden
 }
 
 /// A `Content-Length` header that disagrees with a body of known length
@@ -1034,7 +1172,7 @@ fn panic_response(
     let detail = if !shared.config.is_production() && local {
         format!("the handler panicked: {message} (shown because this is development and you are on loopback)")
     } else {
-        "the server failed to answer this request".to_owned()
+        HIDDEN_DETAIL.to_owned()
     };
     Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
         .with_detail(detail)

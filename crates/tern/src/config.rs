@@ -383,7 +383,25 @@ impl Config {
     /// an error (a typo would otherwise be ignored silently). The app's own
     /// settings ([`App::settings`](crate::App::settings)) are read from the
     /// same names.
-    pub fn from_settings(settings: &BTreeMap<String, String>) -> Result<Config, ConfigError> {
+    ///
+    /// ```
+    /// let config = tern::Config::from_settings([
+    ///     ("TERN_ADDR", "127.0.0.1:8080"),
+    ///     ("BOOKMARKS_API_TOKEN", "a-token-for-tests"),
+    /// ]).unwrap();
+    /// assert_eq!(config.addr.port(), 8080);
+    /// ```
+    pub fn from_settings<I, K, V>(settings: I) -> Result<Config, ConfigError>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let settings: BTreeMap<String, String> = settings
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        let settings = &settings;
         let mut c = Config::default();
         let get = |name: &str| {
             settings

@@ -29,12 +29,42 @@ pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Response> + Send + 'stat
 /// }
 /// let _: tern::routing::MethodRouter = tern::routing::get(user);
 /// ```
+///
+/// A function that is not a handler is reported where it is routed, as
+/// "is not a Tern handler". Put `#[tern::handler]` on it to have the
+/// mistake reported where it is defined, at the argument or return type at
+/// fault, with what to do (feature `macros`, on by default):
+///
+/// ```
+/// use tern::{extract::{Path, State}, Json};
+///
+/// #[derive(Clone)]
+/// struct Db;
+///
+/// #[tern::handler]
+/// async fn user(State(_db): State<Db>, Path(id): Path<u64>) -> Json<u64> {
+///     Json(id)
+/// }
+/// let _: tern::routing::MethodRouter<Db> = tern::routing::get(user);
+/// ```
+///
+/// ```compile_fail
+/// use tern::{extract::Path, Json};
+///
+/// // error: `Json<String>` reads the request body, so it must be the last
+/// // argument: move it after `Path<u64>`
+/// #[tern::handler]
+/// async fn rename(Json(name): Json<String>, Path(id): Path<u64>) -> String {
+///     format!("{id}: {name}")
+/// }
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a Tern handler",
     label = "not a handler",
     note = "a handler is an `async fn` whose arguments all implement `FromRequestParts` (the last may implement `FromRequest`, e.g. `Json<T>` or `String`) and whose return type implements `IntoResponse`",
     note = "body extractors (`Json`, `Form`, `String`, `Bytes`, `Multipart`, `Request`) must be the last argument",
-    note = "the returned future must be `Send`: do not hold a `!Send` value (such as an `Rc` or a `std::sync::MutexGuard`) across an `.await`"
+    note = "the returned future must be `Send`: do not hold a `!Send` value (such as an `Rc` or a `std::sync::MutexGuard`) across an `.await`",
+    note = "put `#[tern::handler]` on the function to get an error that names the argument or return type at fault"
 )]
 pub trait Handler<T, S>: Clone + Send + Sync + Sized + 'static {
     /// Runs the handler on a request.

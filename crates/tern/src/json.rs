@@ -17,7 +17,9 @@ use crate::extract::{
 /// As an extractor: requires `Content-Type: application/json` (or a
 /// `+json` type; else `415`), reads the body within the body limit
 /// (`413`), answers malformed JSON with `400` and JSON of the wrong shape
-/// with `422`, each with a detail naming the line, column and field.
+/// with `422`, each with a detail naming the line and column; a `422`
+/// names the value at fault by its JSON pointer in a `pointer` member
+/// (`/tags/2`; a missing or unknown field under its parent: `/title`).
 ///
 /// As a response: serializes `T` with `Content-Type: application/json` and
 /// an exact `Content-Length`.
@@ -70,7 +72,7 @@ impl<T: DeserializeOwned> Json<T> {
                             "the JSON body does not have the expected shape at `{pointer}`: {e}"
                         ),
                     )
-                    .with_field(&pointer),
+                    .with_pointer(&pointer),
                     None => Rejection::invalid(
                         StatusCode::UNPROCESSABLE_ENTITY,
                         format!("the JSON body does not have the expected shape: {e}"),
@@ -105,6 +107,16 @@ fn pointer_of<T: DeserializeOwned>(bytes: &[u8]) -> Option<String> {
             Segment::Enum { variant } => pointer.push_str(variant),
             Segment::Unknown => pointer.push('?'),
         }
+    }
+    // A missing field is reported at its parent: name it. (An unknown
+    // one is in the path already.)
+    let message = err.inner().to_string();
+    let named = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next());
+    if let Some(name) = named {
+        pointer.push('/');
+        pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
     }
     (!pointer.is_empty()).then_some(pointer)
 }

@@ -21,10 +21,10 @@
 //!     format!("{} per page, tags {:?}", s.page_size, s.tags)
 //! }
 //!
-//! let config = tern::Config::from_settings(&[
-//!     ("BOOKMARKS_API_TOKEN".to_owned(), "s3cr3t-t0ken-f0r-tests".to_owned()),
-//!     ("BOOKMARKS_TAGS".to_owned(), "rust, web".to_owned()),
-//! ].into()).unwrap();
+//! let config = tern::Config::from_settings([
+//!     ("BOOKMARKS_API_TOKEN", "s3cr3t-t0ken-f0r-tests"),
+//!     ("BOOKMARKS_TAGS", "rust, web"),
+//! ]).unwrap();
 //! let app = App::new()
 //!     .settings::<Bookmarks>("bookmarks")
 //!     .route("/info", get(info))
@@ -394,7 +394,6 @@ impl AppSettings {
     /// Loads every registration; a table of `tern.toml` that none claims
     /// is refused.
     pub(crate) fn load(list: &[Registration], config: &Config) -> Result<Self, ConfigError> {
-        let mut loaded = AppSettings::default();
         let mut prefixes: Vec<String> = Vec::new();
         for r in list {
             let table = checked_prefix(&r.prefix)?;
@@ -402,16 +401,6 @@ impl AppSettings {
                 return Err(ConfigError::new(
                     "App::settings",
                     format!("the prefix `{}` is registered twice", r.prefix),
-                ));
-            }
-            let value = (r.load)(&r.prefix, config)?;
-            if loaded.0.insert(r.type_id, value).is_some() {
-                return Err(ConfigError::new(
-                    "App::settings",
-                    format!(
-                        "`{}` is registered twice; each settings type has one prefix",
-                        r.type_name
-                    ),
                 ));
             }
             prefixes.push(table);
@@ -430,12 +419,34 @@ impl AppSettings {
                             .join(", ")
                     )
                 };
+                let hint = prefixes
+                    .iter()
+                    .map(|p| (p, edit_distance(name, p)))
+                    .min_by_key(|(_, d)| *d)
+                    .filter(|(p, d)| *d <= 3 && *d * 3 < p.len())
+                    .map(|(p, _)| format!("did you mean [{p}]? "))
+                    .unwrap_or_default();
                 return Err(ConfigError::new(
                     "tern.toml",
                     format!(
-                        "unknown table [{name}] in {}: {claimed} (with `App::settings`); \
+                        "unknown table [{name}] in {}: {hint}{claimed} (with `App::settings`); \
                          Tern's own settings go at the top of the file, outside any table",
                         file.path.display()
+                    ),
+                ));
+            }
+        }
+        // Tables first: a misspelt table would otherwise show as a
+        // missing value.
+        let mut loaded = AppSettings::default();
+        for r in list {
+            let value = (r.load)(&r.prefix, config)?;
+            if loaded.0.insert(r.type_id, value).is_some() {
+                return Err(ConfigError::new(
+                    "App::settings",
+                    format!(
+                        "`{}` is registered twice; each settings type has one prefix",
+                        r.type_name
                     ),
                 ));
             }
@@ -468,13 +479,7 @@ mod tests {
 
     /// A configuration read from these variables and `tern.toml` text.
     fn config(vars: &[(&str, &str)], toml: &str) -> Config {
-        let mut c = Config::from_settings(
-            &vars
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-        )
-        .expect("config");
+        let mut c = Config::from_settings(vars.iter().copied()).expect("config");
         let table: toml::Table = toml.parse().expect("toml");
         let tables = table
             .into_iter()
@@ -537,17 +542,16 @@ mod tests {
 
     #[test]
     fn unclaimed_tables_and_bad_prefixes_are_refused() {
-        let c = config(
-            &[("SHOP_TOKEN", "t")],
-            "[shop]\npage_size = 1\n[shp]\nx = 1\n",
-        );
+        // A misspelt table is named as such, not as a missing token.
+        let c = config(&[], "[shop]\npage_size = 1\n[shopp]\ntoken = \"t\"\n");
         let e = AppSettings::load(&[Registration::of::<Shop>("shop")], &c)
             .err()
             .expect("refused")
             .to_string();
         assert_eq!(
             e,
-            "tern.toml: unknown table [shp] in tern.toml: the app's settings tables are [shop] \
+            "tern.toml: unknown table [shopp] in tern.toml: did you mean [shop]? the app's \
+             settings tables are [shop] \
              (with `App::settings`); Tern's own settings go at the top of the file, outside any table"
         );
         for bad in ["", "tern", "9lives", "my-app", "app_"] {

@@ -837,3 +837,70 @@ async fn allowed_hosts_hold_against_hostile_host_headers() {
     );
     server.shutdown().await;
 }
+
+/// Issue 10: a request hyper cannot parse (a garbage request line, a head
+/// over the limit) gets problem+json with a request ID, not a bare status.
+#[tokio::test]
+async fn unparsable_requests_get_problem_json() {
+    let server = common::spawn(App::new().route("/", get(|| async { "ok" }))).await;
+    let big = format!(
+        "GET / HTTP/1.1\r\nHost: a\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(20_000)
+    );
+    for (bytes, status, detail) in [
+        (
+            &b"HELLO THERE\r\n\r\n"[..],
+            400,
+            "not a valid HTTP/1.1 request",
+        ),
+        (
+            &b"GET / HTTP/1.1\r\nHost: a\r\nbad header\r\n\r\n"[..],
+            400,
+            "header lines",
+        ),
+        (
+            &b"G@T / HTTP/1.1\r\nHost: a\r\n\r\n"[..],
+            400,
+            "request line",
+        ),
+        (
+            big.as_bytes(),
+            431,
+            "larger than the limit of 16384 bytes (TERN_MAX_HEAD_BYTES)",
+        ),
+    ] {
+        let out = common::raw(server.addr, bytes, Duration::from_secs(2)).await;
+        let text = String::from_utf8_lossy(&out);
+        let (head, body) = text.split_once("\r\n\r\n").expect("a response");
+        assert!(head.starts_with(&format!("HTTP/1.1 {status} ")), "{text}");
+        assert!(
+            head.contains("content-type: application/problem+json"),
+            "{text}"
+        );
+        assert!(head.contains("x-request-id: "), "{text}");
+        assert!(head.contains("connection: close"), "{text}");
+        assert!(
+            head.contains(&format!("content-length: {}", body.len())),
+            "{text}"
+        );
+        let doc: serde_json::Value = serde_json::from_str(body).expect("json");
+        assert_eq!(doc["status"], status, "{text}");
+        assert!(doc["detail"].as_str().unwrap().contains(detail), "{text}");
+    }
+    // A handler's own empty 400 is not touched.
+    let server2 =
+        common::spawn(App::new().route("/", get(|| async { tern::StatusCode::BAD_REQUEST }))).await;
+    let out = common::raw(
+        server2.addr,
+        b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+        Duration::from_secs(2),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&out);
+    assert!(
+        text.starts_with("HTTP/1.1 400 ") && text.contains("content-length: 0"),
+        "{text}"
+    );
+    server.shutdown().await;
+    server2.shutdown().await;
+}

@@ -322,10 +322,10 @@ async fn fallback_and_custom_problem_renderer() {
             "/json",
             post(|Json(v): Json<serde_json::Value>| async move { Json(v) }),
         )
+        // The renderer does not set the status: the problem's is kept
+        // (a renderer must not turn errors into `200`s).
         .problem_renderer(|p: &Problem| {
-            let mut res = format!("ERROR {}: {}", p.status().as_u16(), p.detail()).into_response();
-            *res.status_mut() = p.status();
-            res
+            format!("ERROR {}: {}", p.status().as_u16(), p.detail()).into_response()
         });
     let server = common::spawn(app).await;
     let res = send(

@@ -237,3 +237,43 @@ async fn health_answers_probes_for_any_host_in_production() {
         .problem(400);
     server.shutdown().await;
 }
+
+/// Issue 10: in production no `500` detail reaches the client (a type
+/// name in a framework message, an app's internal message); development
+/// shows them.
+#[tokio::test]
+async fn production_hides_the_details_of_every_500() {
+    let app = || {
+        App::new()
+            .route(
+                "/fails",
+                get(|| async {
+                    tern::Problem::new(tern::StatusCode::INTERNAL_SERVER_ERROR)
+                        .with_detail("connection to db.internal:5432 refused")
+                }),
+            )
+            .route(
+                "/extension",
+                get(|tern::extract::Extension(s): tern::extract::Extension<String>| async move { s }),
+            )
+    };
+    let prod = common::spawn_with(app(), production()).await;
+    let dev = common::spawn(app()).await;
+    for path in ["/fails", "/extension"] {
+        let res = get_host(&prod, path, "example.com").await;
+        let doc = res.problem(500);
+        assert_eq!(
+            doc["detail"], "the server failed to answer this request",
+            "{doc}"
+        );
+        assert!(res.header("x-request-id").is_some());
+        let res = common::get(&dev, path).await;
+        let doc = res.problem(500);
+        assert_ne!(
+            doc["detail"], "the server failed to answer this request",
+            "{doc}"
+        );
+    }
+    prod.shutdown().await;
+    dev.shutdown().await;
+}

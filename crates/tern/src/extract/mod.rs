@@ -37,6 +37,7 @@ mod query;
 mod state;
 mod typed_header;
 
+pub use crate::settings::Settings;
 pub use client::{ClientIp, PeerAddr, RequestId, Urls};
 pub use cookie::Cookies;
 pub use extension::Extension;
@@ -45,7 +46,6 @@ pub use host::Host;
 pub use multipart::{Field, Multipart};
 pub use path::Path;
 pub use query::Query;
-pub use crate::settings::Settings;
 pub use state::{FromRef, State};
 pub use tern_core::extract::{FromRequest, FromRequestParts, Rejection};
 pub use typed_header::TypedHeader;

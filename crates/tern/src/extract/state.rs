@@ -22,6 +22,11 @@ pub struct State<T>(pub T);
 
 /// Converts a reference to the app state into a part of it, so that
 /// handlers can ask for [`State<Part>`](State).
+#[diagnostic::on_unimplemented(
+    message = "a handler takes `State<{Self}>`, but the app's state is `{T}`",
+    note = "if the app has no state yet, build it with `App::with_state(state)` instead of `App::new()`",
+    note = "otherwise take `State<{T}>`, or implement `FromRef<{T}>` for `{Self}` to extract a part of the app's state"
+)]
 pub trait FromRef<T> {
     /// The part.
     fn from_ref(input: &T) -> Self;

@@ -6,10 +6,14 @@
 //! static match beats a constrained one, which beats a parameter, which
 //! beats a glob, and a failed branch backtracks to the next.
 
+mod into_method_router;
 pub(crate) mod method_router;
 pub(crate) mod route;
 pub(crate) mod table;
 
+pub use into_method_router::IntoMethodRouter;
+#[doc(hidden)]
+pub use into_method_router::SameState;
 pub use method_router::{
     any, delete, get, head, on, options, patch, post, put, trace, MethodRouter,
 };

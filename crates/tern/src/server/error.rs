@@ -33,6 +33,12 @@ impl Error {
     }
 
     pub(super) fn build(e: BuildError) -> Self {
+        // The app's own settings failed: a configuration error, naming
+        // the setting, like Tern's own.
+        let e = match e.into_config() {
+            Ok(config) => return Error::config(config),
+            Err(e) => e,
+        };
         Error {
             kind: ErrorKind::Build(e),
         }

@@ -10,6 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use futures_util::FutureExt as _;
 use hyper_util::{
     rt::{TokioIo, TokioTimer},
     server::conn::auto,
@@ -30,6 +31,7 @@ mod bind;
 mod error;
 mod framing;
 mod h2;
+mod logging;
 mod preface;
 mod service;
 mod watchdog;
@@ -58,10 +60,17 @@ use watchdog::{Activity, Linger, Verdict, WatchedIo, DRAIN_IDLE_GRACE};
 ///
 /// Inside async code (`#[tokio::main]`), use [`serve`] instead: `run`
 /// refuses to start a runtime within a runtime, with an error that says so.
+///
+/// Tern logs through `tracing`; if the app has installed no subscriber,
+/// `run` (and [`serve`]) install a plain one: lines on standard output at
+/// level `info` (or the level in `RUST_LOG`), so the start and the access
+/// log (`TERN_ACCESS_LOG`) show. Install your own first to choose the
+/// format and filters.
 pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
     if tokio::runtime::Handle::try_current().is_ok() {
         return Err(Error::in_runtime());
     }
+    logging::install_default();
     Server::new(build(app)?).run()
 }
 
@@ -79,6 +88,7 @@ pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
 /// }
 /// ```
 pub async fn serve<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
+    logging::install_default();
     let service = build(app)?;
     let config = service.config().clone();
     let listener = bind(config.addr, config.reuse_port).map_err(|e| Error::bind(config.addr, e))?;
@@ -139,6 +149,20 @@ impl Server {
     }
 
     fn run_per_core(self, config: &Config) -> Result<(), Error> {
+        // The signal handlers are installed before any worker serves: a
+        // `SIGTERM` that arrives once the first answer is out must drain,
+        // not kill the process.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(Error::io)?;
+        let mut signal = Box::pin(shutdown_signal());
+        if rt
+            .block_on(async { (&mut signal).now_or_never() })
+            .is_some()
+        {
+            return Ok(());
+        }
         let (tx, rx) = watch::channel(false);
         // One socket, one accept queue: each worker's runtime registers its
         // own duplicate of it, so the workers share the port without
@@ -174,11 +198,7 @@ impl Server {
             threads.push(thread);
         }
         tracing::info!(%addr, workers = config.workers, runtime = "per-core", env = ?config.env, "tern listening");
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(Error::io)?;
-        rt.block_on(shutdown_signal());
+        rt.block_on(signal);
         let _ = tx.send(true);
         for thread in threads {
             match thread.join() {
@@ -300,7 +320,12 @@ async fn serve_connection<I>(
 {
     // The socket holds the connection's permit: an upgraded connection
     // outlives this function and still counts toward the limit.
-    let io = WatchedIo::new(io, Arc::clone(&activity), Some(permit));
+    let io = WatchedIo::new(
+        io,
+        Arc::clone(&activity),
+        Some(permit),
+        Some(service.app.clone()),
+    );
     let io = TokioIo::new(preface::PrefaceCheck::new(io));
     let conn = builder.serve_connection_with_upgrades(io, service);
     tokio::pin!(conn);

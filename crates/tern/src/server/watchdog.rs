@@ -19,7 +19,7 @@ use tokio::{
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::framing::{Framing, Scan};
-use crate::config::Timeouts;
+use crate::{app::AppService, config::Timeouts};
 
 /// What a connection is doing, for its timeouts: written by the I/O
 /// wrapper and the service, read by the connection's watchdog.
@@ -193,6 +193,11 @@ pub(super) struct WatchedIo<T: Linger> {
     activity: Arc<Activity>,
     framing: Framing,
     _permit: Option<OwnedSemaphorePermit>,
+    /// Renders the answer to a request hyper cannot parse.
+    app: Option<AppService>,
+    /// That answer, being written in place of hyper's: the bytes, how
+    /// many are written, and the length of hyper's own answer.
+    replacing: Option<(Vec<u8>, usize, usize)>,
 }
 
 /// A socket that can be closed with a reset instead of a FIN.
@@ -240,14 +245,89 @@ impl<T: Linger> WatchedIo<T> {
         io: T,
         activity: Arc<Activity>,
         permit: Option<OwnedSemaphorePermit>,
+        app: Option<AppService>,
     ) -> Self {
         WatchedIo {
             io,
             activity,
             framing: Framing::new(),
             _permit: permit,
+            app,
+            replacing: None,
         }
     }
+
+    /// Writes the answer that replaces hyper's (see [`hyper_refusal`]);
+    /// reports hyper's bytes written once all of it is.
+    fn poll_replace(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>>
+    where
+        T: AsyncWrite + Unpin,
+    {
+        while let Some((bytes, written, hyper_len)) = &mut self.replacing {
+            if *written == bytes.len() {
+                let n = *hyper_len;
+                self.replacing = None;
+                return Poll::Ready(Ok(n));
+            }
+            let res = Pin::new(&mut self.io).poll_write(cx, &bytes[*written..]);
+            note_write(&self.activity, &res);
+            match res {
+                Poll::Ready(Ok(0)) => {
+                    return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+                }
+                Poll::Ready(Ok(n)) => *written += n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        Poll::Ready(Ok(0))
+    }
+
+    /// Whether `buf` is hyper's own answer to a request it could not parse;
+    /// if so, starts writing the app's instead.
+    #[inline]
+    fn replaces(&mut self, buf: &[u8]) -> bool {
+        // Every answer of the app carries a request ID, and so is longer
+        // than this; the check costs a length comparison for them.
+        if buf.len() > 128 || self.framing.passthrough() || !buf.starts_with(b"HTTP/1.1 4") {
+            return false;
+        }
+        let Some((status, date)) = hyper_refusal(buf) else {
+            return false;
+        };
+        let Some(answer) = self
+            .app
+            .as_ref()
+            .and_then(|a| a.unparsable_answer(status, date))
+        else {
+            return false;
+        };
+        self.replacing = Some((answer, 0, buf.len()));
+        true
+    }
+}
+
+/// hyper's answer to a request it cannot parse, exactly:
+/// `HTTP/1.1 400 Bad Request`, then only `connection: close`,
+/// `content-length: 0` and `date: ...`, and no body. Returns the status and
+/// the `date` line. No answer of the app has this shape: each carries a
+/// request ID.
+fn hyper_refusal(buf: &[u8]) -> Option<(http::StatusCode, &[u8])> {
+    let head = buf.strip_suffix(b"\r\n\r\n")?;
+    let mut lines = head
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let status_line = lines.next()?;
+    let status = http::StatusCode::from_bytes(status_line.get(9..12)?).ok()?;
+    let mut date: &[u8] = &[];
+    for line in lines {
+        match line {
+            b"connection: close" | b"content-length: 0" => {}
+            _ if line.starts_with(b"date: ") => date = line,
+            _ => return None,
+        }
+    }
+    Some((status, date))
 }
 
 impl<T: Linger> Drop for WatchedIo<T> {
@@ -347,6 +427,9 @@ impl<T: AsyncWrite + Linger + Unpin> AsyncWrite for WatchedIo<T> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        if this.replacing.is_some() || this.replaces(buf) {
+            return this.poll_replace(cx);
+        }
         let res = Pin::new(&mut this.io).poll_write(cx, buf);
         note_write(&this.activity, &res);
         res
@@ -359,6 +442,15 @@ impl<T: AsyncWrite + Linger + Unpin> AsyncWrite for WatchedIo<T> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
+        if this.replacing.is_some() {
+            return this.poll_replace(cx);
+        }
+        let mut written = bufs.iter().filter(|b| !b.is_empty());
+        if let (Some(one), None) = (written.next(), written.next()) {
+            if this.replaces(one) {
+                return this.poll_replace(cx);
+            }
+        }
         let res = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
         note_write(&this.activity, &res);
         res
