@@ -53,6 +53,16 @@ pub trait FromRequestParts<S>: Sized {
         parts: &mut Parts,
         state: &S,
     ) -> impl Future<Output = Result<Self, Self::Rejection>> + Send;
+
+    /// Checks, when the app is built, that this extractor can work on a
+    /// route with these path parameters (`["owner", "repo"]` for
+    /// `/repos/{owner}/{repo}`): an error stops the build, naming the
+    /// route, instead of failing every request. `Path` compares its type
+    /// with the parameters; the default accepts any route.
+    fn check_route(params: &[&str]) -> Result<(), String> {
+        let _ = params;
+        Ok(())
+    }
 }
 
 /// An extractor that consumes the whole request, body included; it can only
@@ -74,6 +84,14 @@ pub trait FromRequest<S, M = private::ViaRequest>: Sized {
         req: Request,
         state: &S,
     ) -> impl Future<Output = Result<Self, Self::Rejection>> + Send;
+
+    /// Checks, when the app is built, that this extractor can work on a
+    /// route with these path parameters; see
+    /// [`FromRequestParts::check_route`]. The default accepts any route.
+    fn check_route(params: &[&str]) -> Result<(), String> {
+        let _ = params;
+        Ok(())
+    }
 }
 
 impl<S, T> FromRequest<S, private::ViaParts> for T
@@ -86,6 +104,10 @@ where
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         let (mut parts, _) = req.into_parts();
         Self::from_request_parts(&mut parts, state).await
+    }
+
+    fn check_route(params: &[&str]) -> Result<(), String> {
+        <T as FromRequestParts<S>>::check_route(params)
     }
 }
 
@@ -147,6 +169,12 @@ where
     /// `None` when `T` is rejected; never fails.
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         Ok(T::from_request_parts(parts, state).await.ok())
+    }
+
+    /// `T`'s check: an `Option<Path<T>>` that cannot fit the route would
+    /// be `None` on every request.
+    fn check_route(params: &[&str]) -> Result<(), String> {
+        T::check_route(params)
     }
 }
 

@@ -69,6 +69,14 @@ pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = Response> + Send + 'stat
 pub trait Handler<T, S>: Clone + Send + Sync + Sized + 'static {
     /// Runs the handler on a request.
     fn call(self, req: Request, state: S) -> Pin<Box<dyn Future<Output = Response> + Send>>;
+
+    /// Checks each argument's extractor against the route's path
+    /// parameters when the app is built (see
+    /// [`FromRequestParts::check_route`]).
+    fn check_route(params: &[&str]) -> Result<(), String> {
+        let _ = params;
+        Ok(())
+    }
 }
 
 impl<F, Fut, Res, S> Handler<((),), S> for F
@@ -106,6 +114,11 @@ macro_rules! impl_handler {
             $( $ty: FromRequestParts<S> + Send, )*
             $last: FromRequest<S, M> + Send,
         {
+            fn check_route(params: &[&str]) -> Result<(), String> {
+                $( <$ty as FromRequestParts<S>>::check_route(params)?; )*
+                <$last as FromRequest<S, M>>::check_route(params)
+            }
+
             fn call(self, req: Request, state: S) -> BoxFuture {
                 Box::pin(async move {
                     impl_handler!(@parts req state $($ty)*);

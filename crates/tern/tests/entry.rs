@@ -188,36 +188,97 @@ async fn header_tuples_take_strings() {
 }
 
 /// `Path<(u64, u64)>` on a route with one parameter is the server's bug:
-/// a 500 that says how to fix it, not a 400 blamed on the client.
+/// the app does not build, and the error names the route, the method and
+/// the fix; never a 400 blamed on the client.
+#[test]
+fn a_path_that_does_not_fit_the_route_stops_the_build() {
+    use tern::extract::Path;
+    async fn two(Path((a, b)): Path<(u64, u64)>) -> String {
+        format!("{a}{b}")
+    }
+    async fn one(Path(a): Path<u64>) -> String {
+        a.to_string()
+    }
+    async fn short(Path((a,)): Path<(u64,)>) -> String {
+        a.to_string()
+    }
+    for (app, message) in [
+        (
+            App::new().route("/a/{id}", get(two)),
+            "route `/a/{id}`: its GET handler: the handler takes `Path<(u64, u64)>`, 2 value(s), \
+             but the route has 1 parameter(s) (`id`): make the tuple hold one value per \
+             parameter, in order",
+        ),
+        (
+            // A tuple shorter than the parameters would take the first.
+            App::new().route("/a/{x}/{y}", tern::routing::post(short)),
+            "route `/a/{x}/{y}`: its POST handler: the handler takes `Path<(u64,)>`, 1 value(s), \
+             but the route has 2 parameter(s) (`x`, `y`)",
+        ),
+        (
+            App::new().scope("/s", |s| s.route("/{x}/{y}", get(one))),
+            "route `/s/{x}/{y}`: its GET handler: the handler takes `Path<u64>`, one value, but \
+             the route has 2 parameters (`x`, `y`): take a tuple of 2 values or a struct",
+        ),
+        (
+            App::new().route("/plain", get(one)),
+            "route `/plain`: its GET handler: the handler takes `Path<u64>` but the route has \
+             no parameters",
+        ),
+    ] {
+        let err = app.build().expect_err(message).to_string();
+        assert!(err.starts_with(message), "{err}\nexpected: {message}");
+    }
+    // What fits builds; a struct and a list are not counted.
+    assert!(App::new()
+        .route("/a/{x}/{y}", get(two))
+        .route("/b/{id}", get(one))
+        .route(
+            "/c/{*rest}",
+            get(|Path(v): Path<Vec<String>>| async move { v.join(",") })
+        )
+        .build()
+        .is_ok());
+}
+
+/// Where the build cannot check (a host pattern's parameters join the
+/// path's), a `Path` that does not fit is a 500 that says how to fix it,
+/// never a 400 blamed on the client.
 #[tokio::test]
-async fn a_path_tuple_that_does_not_fit_the_route_is_a_500() {
-    let client = tern::test::TestClient::new(
-        App::new()
-            .route(
-                "/a/{id}",
-                get(
-                    |tern::extract::Path((a, b)): tern::extract::Path<(u64, u64)>| async move {
-                        format!("{a}{b}")
-                    },
-                ),
-            )
-            .route(
-                "/b/{x}/{y}",
-                get(
-                    |tern::extract::Path((a, b)): tern::extract::Path<(u64, u64)>| async move {
-                        format!("{a}{b}")
-                    },
-                ),
-            ),
-    );
-    let res = client.get("/a/5").send().await;
+async fn a_path_that_does_not_fit_a_host_route_is_a_500() {
+    use tern::extract::Path;
+    let client = tern::test::TestClient::new(App::new().host("{tenant}.example.com", |h| {
+        h.route(
+            "/a/{id}",
+            get(|Path((a, b, c)): Path<(String, u64, u64)>| async move { format!("{a}{b}{c}") }),
+        )
+        .route(
+            "/b/{x}",
+            get(|Path((t, x)): Path<(String, u64)>| async move { format!("{t}{x}") }),
+        )
+    }));
+    let res = client
+        .get("/a/5")
+        .header("host", "acme.example.com")
+        .send()
+        .await;
     assert_eq!(res.status(), 500, "{}", res.text());
     assert!(
-        res.text().contains("the route has 1 path parameter(s)"),
+        res.text().contains("the route has 2 path parameter(s)"),
         "{}",
         res.text()
     );
     // A value the client got wrong is still the client's 400.
-    assert_eq!(client.get("/b/1/x").send().await.status(), 400);
-    assert_eq!(client.get("/b/1/2").send().await.text(), "12");
+    let res = client
+        .get("/b/x")
+        .header("host", "acme.example.com")
+        .send()
+        .await;
+    assert_eq!(res.status(), 400);
+    let res = client
+        .get("/b/2")
+        .header("host", "acme.example.com")
+        .send()
+        .await;
+    assert_eq!(res.text(), "acme2");
 }

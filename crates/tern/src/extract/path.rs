@@ -2,7 +2,7 @@ use http::{request::Parts, StatusCode};
 use serde::de::DeserializeOwned;
 use tern_core::extract::FromRequestParts;
 
-use super::{de::ParamsDe, Rejection};
+use super::{de::ParamsDe, probe::Shape, Rejection};
 
 /// Typed route parameters.
 ///
@@ -33,6 +33,37 @@ where
     S: Send + Sync,
 {
     type Rejection = Rejection;
+
+    /// The type must take as many values as the route has parameters:
+    /// `Path<u64>` one, `Path<(u64, String)>` two; a route without
+    /// parameters takes no `Path`.
+    fn check_route(params: &[&str]) -> Result<(), String> {
+        let n = params.len();
+        let listed = || {
+            params
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let ty = std::any::type_name::<T>();
+        match super::probe::shape_of::<T>() {
+            _ if n == 0 => Err(format!(
+                "the handler takes `Path<{ty}>` but the route has no parameters"
+            )),
+            Shape::Scalar if n > 1 => Err(format!(
+                "the handler takes `Path<{ty}>`, one value, but the route has {n} parameters \
+                 ({}): take a tuple of {n} values or a struct with these fields",
+                listed()
+            )),
+            Shape::Tuple(len) if len != n => Err(format!(
+                "the handler takes `Path<{ty}>`, {len} value(s), but the route has {n} \
+                 parameter(s) ({}): make the tuple hold one value per parameter, in order",
+                listed()
+            )),
+            _ => Ok(()),
+        }
+    }
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
         crate::context::with(&parts.extensions, |ctx| {

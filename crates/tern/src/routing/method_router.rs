@@ -17,6 +17,7 @@ pub(crate) fn layer_fn<L: LayerBounds>(layer: L) -> LayerFn {
 /// A handler waiting for the app's state.
 trait ErasedHandler<S>: Send + Sync {
     fn into_route(self: Box<Self>, state: S) -> Route;
+    fn check_route(&self, params: &[&str]) -> Result<(), String>;
 }
 
 struct MakeRoute<H, T>(H, std::marker::PhantomData<fn() -> T>);
@@ -29,6 +30,10 @@ where
 {
     fn into_route(self: Box<Self>, state: S) -> Route {
         Route::from_handler(self.0, state)
+    }
+
+    fn check_route(&self, params: &[&str]) -> Result<(), String> {
+        H::check_route(params)
     }
 }
 
@@ -45,6 +50,13 @@ impl<S> Pending<S> {
         S: Clone + Send + Sync + 'static,
     {
         Pending::Handler(Box::new(MakeRoute(handler, std::marker::PhantomData)))
+    }
+
+    fn check_route(&self, params: &[&str]) -> Result<(), String> {
+        match self {
+            Pending::Handler(h) => h.check_route(params),
+            Pending::Route(_) => Ok(()),
+        }
     }
 
     fn into_route(self, state: &S) -> Route
@@ -202,6 +214,20 @@ impl<S: Clone + Send + Sync + 'static> MethodRouter<S> {
     pub fn layer<L: LayerBounds>(mut self, layer: L) -> Self {
         self.layers.push(layer_fn(layer));
         self
+    }
+
+    /// Checks every handler's extractors against the route's parameters.
+    pub(crate) fn check_route(&self, params: &[&str]) -> Result<(), String> {
+        for (method, pending) in &self.methods {
+            pending
+                .check_route(params)
+                .map_err(|e| format!("its {method} handler: {e}"))?;
+        }
+        if let Some(any) = &self.any {
+            any.check_route(params)
+                .map_err(|e| format!("its handler for any method: {e}"))?;
+        }
+        Ok(())
     }
 
     pub(crate) fn push_layers(&mut self, layers: &[LayerFn]) {

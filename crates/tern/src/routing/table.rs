@@ -127,7 +127,16 @@ fn build_paths<S: Clone + Send + Sync + 'static>(
             Some(h) => BuildError::new(format!("{e} (host {h})")),
             None => BuildError::new(e.to_string()),
         })?;
-        routes.push((methods.finish(state), param_names(&path)));
+        let names = param_names(&path);
+        // A host pattern's parameters join the path's: only plain routes
+        // are checked here (a mismatch under a host is a 500 naming it).
+        if host.is_none() {
+            let params: Vec<&str> = names.iter().map(|n| &**n).collect();
+            methods
+                .check_route(&params)
+                .map_err(|e| BuildError::new(format!("route `{path}`: {e}")))?;
+        }
+        routes.push((methods.finish(state), names));
     }
     Ok(PathTable { router, routes })
 }
