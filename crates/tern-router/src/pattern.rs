@@ -63,7 +63,8 @@ fn parse_segment(raw: &str) -> Result<Segment, String> {
                 format!("{{*{name}}}")
             };
             return Err(format!(
-                "segment `{raw}` looks like a parameter in the `{}name` syntax of other                  routers, which Tern would match as literal text; write `{suggestion}`",
+                "segment `{raw}` looks like a parameter in the `{}name` syntax of other \
+                 routers, which Tern would match as literal text; write `{suggestion}`",
                 char::from(*sigil)
             ));
         }

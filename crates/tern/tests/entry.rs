@@ -19,6 +19,7 @@ fn other_routers_parameter_syntax_is_refused_with_the_fix() {
             text.contains(&format!("write `{fix}`")),
             "{pattern}: {text}"
         );
+        assert!(!text.contains("  "), "a broken line continuation: {text}");
     }
 }
 

@@ -9,7 +9,10 @@ use super::{de::ParamsDe, probe::Shape, Rejection};
 /// `Path<u64>` for one parameter, `Path<(String, u64)>` for several in
 /// order, or `Path<T>` with a struct whose fields are named like the
 /// parameters. Values are percent-decoded. A value that does not parse is a
-/// `400` naming the parameter.
+/// `400` naming the parameter. A type that cannot fit the route (a tuple
+/// of another length than its parameters, one value for several, a route
+/// without parameters) stops the app's build with an error naming the
+/// route.
 ///
 /// ```
 /// use tern::extract::Path;
