@@ -22,6 +22,7 @@
 
 use proc_macro::TokenStream;
 
+mod contract;
 mod handler;
 
 /// Checks a handler at its definition, so that a mistake is reported at
@@ -90,5 +91,23 @@ pub fn handler(attr: TokenStream, item: TokenStream) -> TokenStream {
     match syn::parse::<syn::ItemFn>(item.clone()) {
         Ok(function) => handler::expand(&args, &function).into(),
         Err(error) => handler::with_error(&error, item.into()).into(),
+    }
+}
+
+/// Makes a struct (named fields) or a unit enum a schema contract: serde
+/// (de)serialization, validation of the rules written on its fields, and
+/// its JSON Schema. Used through `tern_contract::contract`; see the
+/// `tern-contract` crate for the rules.
+#[proc_macro_attribute]
+pub fn contract(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match contract::expand(attr.into(), item.clone().into()) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => {
+            // The item as written (so that its uses still resolve), and
+            // the error.
+            let error = error.to_compile_error();
+            let item = contract::without_rules(item.into());
+            quote::quote!(#error #item).into()
+        }
     }
 }

@@ -35,6 +35,20 @@ pub enum RuntimeMode {
     PerCore,
 }
 
+/// What production does with an answer that breaks its contract (a
+/// `tern_contract::Valid<T>` response whose value fails `T`'s rules).
+/// In development and tests such an answer is always a `500` saying which
+/// value broke which rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InvalidResponses {
+    /// Log it (an `error` event naming the rule) and send it (default):
+    /// the client still gets its answer.
+    #[default]
+    Send,
+    /// Log it and answer `500` instead.
+    Fail,
+}
+
 /// Limits on what a client may send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
@@ -212,6 +226,9 @@ pub struct Config {
     pub health_path: Option<String>,
     /// `TERN_ACCESS_LOG`: log one line per request (default off).
     pub access_log: bool,
+    /// `TERN_INVALID_RESPONSES`: `send` (default) or `fail`, for a
+    /// contract response that breaks its rules in production.
+    pub invalid_responses: InvalidResponses,
     /// Limits on what clients send.
     pub limits: Limits,
     /// Timeouts.
@@ -284,6 +301,7 @@ impl Default for Config {
             security_headers: false,
             health_path: Some("/health".to_owned()),
             access_log: false,
+            invalid_responses: InvalidResponses::Send,
             limits: Limits::default(),
             timeouts: Timeouts::default(),
             tls: None,
@@ -456,6 +474,18 @@ impl Config {
                     return Err(ConfigError::new(
                         "TERN_RUNTIME",
                         format!("`{v}` is neither `multi-thread` nor `per-core`"),
+                    ))
+                }
+            };
+        }
+        if let Some(v) = get("TERN_INVALID_RESPONSES") {
+            c.invalid_responses = match v {
+                "send" => InvalidResponses::Send,
+                "fail" => InvalidResponses::Fail,
+                _ => {
+                    return Err(ConfigError::new(
+                        "TERN_INVALID_RESPONSES",
+                        format!("`{v}` is neither `send` nor `fail`"),
                     ))
                 }
             };
@@ -747,6 +777,7 @@ const KNOWN: &[&str] = &[
     "TERN_SECURITY_HEADERS",
     "TERN_HEALTH_PATH",
     "TERN_ACCESS_LOG",
+    "TERN_INVALID_RESPONSES",
     "TERN_MAX_HEAD_BYTES",
     "TERN_MAX_HEADERS",
     "TERN_MAX_BODY_BYTES",

@@ -42,6 +42,13 @@ pub mod __private {
         extract::{FromRequest, FromRequestParts},
         response::IntoResponse,
     };
+
+    /// Runs `f` on the configuration of the app answering a request on
+    /// this thread (while its handler or middleware runs); `None` outside.
+    /// For Tern's batteries (`tern-contract`'s responses).
+    pub fn current_config<R>(f: impl FnOnce(&crate::Config) -> R) -> Option<R> {
+        crate::context::with(&http::Extensions::new(), |c| f(&c.shared.config))
+    }
 }
 pub use tern_core::{body, Problem, Request, Response};
 

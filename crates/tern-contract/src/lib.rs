@@ -1,0 +1,129 @@
+//! Schema contracts: one Rust type gives validation, the JSON Schema and
+//! the extractor that enforces both.
+//!
+//! ```
+//! use tern::{App, routing::post, test::TestClient};
+//! use tern_contract::{contract, Contract, Valid};
+//!
+//! #[contract]
+//! struct CreateItem {
+//!     #[contract(length(min = 1, max = 80))]
+//!     name: String,
+//!     #[contract(range(min = 1, max = 1000))]
+//!     qty: u32,
+//!     #[contract(email)]
+//!     owner: String,
+//!     #[contract(length(max = 8), each(length(max = 20)))]
+//!     tags: Vec<String>,
+//! }
+//!
+//! #[contract]
+//! struct Ack {
+//!     #[contract(range(min = 1))]
+//!     id: u64,
+//! }
+//!
+//! async fn create(Valid(item): Valid<CreateItem>) -> Valid<Ack> {
+//!     Valid(Ack { id: u64::from(item.qty) })
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! let client = TestClient::new(App::new().route("/items", post(create)));
+//! let res = client.post("/items")
+//!     .json(&serde_json::json!({"name": "", "qty": 0, "owner": "ada", "tags": []}))
+//!     .send().await;
+//! assert_eq!(res.status(), 422);
+//! let errors = &res.problem()["errors"];
+//! assert_eq!(errors.as_array().unwrap().len(), 3); // every broken rule
+//! assert_eq!(errors[0]["pointer"], "/name");
+//! assert_eq!(errors[0]["rule"], "length");
+//!
+//! // The same rules, as JSON Schema (draft 2020-12):
+//! let schema = CreateItem::json_schema();
+//! assert_eq!(schema["$defs"]["CreateItem"]["properties"]["qty"]["maximum"], 1000);
+//! # }
+//! ```
+//!
+//! # Rules
+//! | rule | applies to | schema |
+//! |---|---|---|
+//! | `length(min = a, max = b)` | characters of a `String`, items of a `Vec`, entries of a map | `minLength`/`maxLength`, `minItems`/`maxItems`, `minProperties`/`maxProperties` |
+//! | `range(min = a, max = b)` | numbers (inclusive) | `minimum`/`maximum` |
+//! | `pattern = "regex"` | strings; the whole string must match (checked at compile time) | `pattern` (anchored) |
+//! | `email`, `uri`, `uuid`, `date_time` | strings | `format` |
+//! | `each(rules)` | every item of a `Vec` | on `items` |
+//! | `custom = path::to::check` | anything: `fn(&T) -> Result<(), String>` | none |
+//!
+//! A rule on an `Option` applies when the value is present; an `Option`
+//! field may be absent or `null`. A field whose type is itself a contract
+//! is checked with its own rules (pointers continue: `/owner/email`), as
+//! are contracts in lists and maps. A unit `enum` with `#[contract]` is a
+//! string with a fixed set of values. Unknown fields are refused (`422`
+//! naming them), as the schema's `additionalProperties: false` says.
+//!
+//! `#[contract]` derives `serde::Serialize` and `serde::Deserialize`
+//! (do not derive them again); `#[serde(rename = ..)]`,
+//! `#[serde(rename_all = ..)]` and `#[serde(default)]` are understood, and
+//! errors and schemas use the names on the wire.
+
+pub mod rules;
+pub mod schema;
+mod valid;
+mod violation;
+
+pub use schema::{Definitions, FieldType};
+pub use valid::Valid;
+pub use violation::{Pointer, Violation, Violations};
+
+/// Makes a struct (named fields) or a unit enum a contract; see the
+/// [crate documentation](crate).
+pub use tern_macros::contract;
+
+use serde::{de::DeserializeOwned, Serialize};
+use serde_json::{json, Value};
+
+/// A type whose values have rules: implemented by `#[contract]`.
+pub trait Contract: Serialize + DeserializeOwned + FieldType {
+    /// The type's name in schemas (`CreateItem`).
+    const NAME: &'static str;
+
+    /// Checks every rule of the value, adding what is broken to `errors`
+    /// at the pointers under `at`.
+    fn validate_into(&self, at: &mut Pointer, errors: &mut Violations);
+
+    /// The schema of the type's object, with the named schemas of the
+    /// contracts inside it added to `defs`.
+    fn object_schema(defs: &mut Definitions) -> Value;
+
+    /// Checks every rule; every broken one, in field order.
+    fn validate(&self) -> Result<(), Violations> {
+        let mut errors = Violations::default();
+        self.validate_into(&mut Pointer::root(), &mut errors);
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// A JSON Schema document (draft 2020-12) for the type.
+    fn json_schema() -> Value {
+        let mut defs = Definitions::json_schema();
+        let root = Self::schema(&mut defs);
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$ref": root["$ref"],
+            "$defs": defs.into_schemas(),
+        })
+    }
+}
+
+/// For the code `#[contract]` generates; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::{rules, schema};
+    pub use regex::Regex;
+    pub use serde;
+    pub use serde_json;
+    pub use std::sync::OnceLock;
+}

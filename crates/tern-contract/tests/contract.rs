@@ -1,0 +1,400 @@
+//! Contracts over real sockets: every rule family, every error shape,
+//! responses checked, and the JSON Schema of the same rules.
+#![allow(clippy::unwrap_used, missing_docs, dead_code)]
+
+use std::{collections::BTreeMap, net::SocketAddr};
+
+use serde_json::{json, Value};
+use tern::{routing::post, App, Config};
+use tern_contract::{contract, Contract, Valid};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    sync::oneshot,
+};
+
+#[contract]
+#[derive(Debug, Clone)]
+struct CreateItem {
+    #[contract(length(min = 1, max = 80))]
+    name: String,
+    #[contract(range(min = 1, max = 1000))]
+    qty: u32,
+    #[contract(email)]
+    owner: String,
+    #[contract(length(max = 8), each(length(max = 20)))]
+    tags: Vec<String>,
+    #[contract(pattern = "[a-z0-9-]+")]
+    slug: String,
+    #[contract(range(min = 0.0, max = 1.0))]
+    ratio: f64,
+    #[contract(uri)]
+    homepage: Option<String>,
+    #[contract(uuid)]
+    batch: Option<String>,
+    #[contract(date_time)]
+    due: Option<String>,
+    #[contract(custom = even)]
+    pairs: u32,
+    kind: Kind,
+    #[contract(length(max = 2))]
+    address: Option<Vec<Address>>,
+    #[serde(default)]
+    #[contract(length(max = 3))]
+    labels: BTreeMap<String, u8>,
+}
+
+fn even(n: &u32) -> Result<(), String> {
+    if n % 2 == 0 {
+        Ok(())
+    } else {
+        Err(format!("must be even (it is {n})"))
+    }
+}
+
+#[contract]
+#[derive(Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+struct Address {
+    #[contract(length(min = 1))]
+    street_name: String,
+    #[contract(pattern = "[0-9]{5}")]
+    postal_code: String,
+}
+
+#[contract]
+#[derive(Debug, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum Kind {
+    Tool,
+    SparePart,
+}
+
+#[contract]
+struct Ack {
+    #[contract(range(min = 1))]
+    id: u64,
+    #[contract(length(min = 1))]
+    name: String,
+}
+
+fn good() -> Value {
+    json!({
+        "name": "hammer", "qty": 3, "owner": "ada@example.com", "tags": ["tools"],
+        "slug": "hammer-1", "ratio": 0.5, "homepage": "https://example.com",
+        "batch": "67e55044-10b1-426f-9247-bb680e5fe0c8", "due": "2026-11-30T12:00:00Z",
+        "pairs": 2, "kind": "spare_part",
+        "address": [{"streetName": "Main St", "postalCode": "12345"}],
+    })
+}
+
+async fn create(Valid(item): Valid<CreateItem>) -> Valid<Ack> {
+    // `qty` 999 answers an Ack that breaks its contract (id 0): a bug.
+    let id = if item.qty == 999 {
+        0
+    } else {
+        u64::from(item.qty)
+    };
+    Valid(Ack {
+        id,
+        name: item.name,
+    })
+}
+
+fn app() -> App {
+    App::new().route("/items", post(create))
+}
+
+struct Server {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+async fn spawn(config: Config) -> Server {
+    let service = app().build_with(config).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    tokio::spawn(
+        tern::Server::new(service).serve_with_shutdown(listener, async move {
+            let _ = rx.await;
+        }),
+    );
+    Server {
+        addr,
+        stop: Some(tx),
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// One `POST /items` over a socket: the status, the head, the body.
+async fn post_items(server: &Server, content_type: &str, body: &[u8]) -> (u16, String, Value) {
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST /items HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+         Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8(answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head[9..12].parse().unwrap();
+    (
+        status,
+        head.to_owned(),
+        serde_json::from_str(body).unwrap_or(Value::Null),
+    )
+}
+
+async fn post_json(server: &Server, value: &Value) -> (u16, Value) {
+    let (status, _, body) =
+        post_items(server, "application/json", value.to_string().as_bytes()).await;
+    (status, body)
+}
+
+/// `(pointer, rule)` of every error of a 422.
+fn errors(body: &Value) -> Vec<(String, String)> {
+    body["errors"]
+        .as_array()
+        .unwrap_or(&Vec::new())
+        .iter()
+        .map(|e| {
+            (
+                e["pointer"].as_str().unwrap().to_owned(),
+                e["rule"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn with(changes: &[(&str, Value)]) -> Value {
+    let mut v = good();
+    for (key, value) in changes {
+        v[*key] = value.clone();
+    }
+    v
+}
+
+#[tokio::test]
+async fn a_valid_request_gets_its_answer() {
+    let server = spawn(Config::default()).await;
+    let (status, body) = post_json(&server, &good()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body, json!({"id": 3, "name": "hammer"}));
+    // Optional fields may be absent or null; a map may be absent (default).
+    let mut v = good();
+    v["homepage"] = Value::Null;
+    v.as_object_mut().unwrap().remove("batch");
+    v.as_object_mut().unwrap().remove("due");
+    v.as_object_mut().unwrap().remove("address");
+    assert_eq!(post_json(&server, &v).await.0, 200);
+}
+
+#[tokio::test]
+async fn every_rule_family_is_checked_and_every_broken_rule_listed() {
+    let server = spawn(Config::default()).await;
+    let cases: Vec<(Value, Vec<(&str, &str)>)> = vec![
+        (with(&[("name", json!(""))]), vec![("/name", "length")]),
+        (
+            with(&[("name", json!("é".repeat(81)))]),
+            vec![("/name", "length")],
+        ),
+        // 80 characters of two bytes each: characters are counted.
+        (with(&[("name", json!("é".repeat(80)))]), vec![]),
+        (with(&[("qty", json!(0))]), vec![("/qty", "range")]),
+        (with(&[("qty", json!(1001))]), vec![("/qty", "range")]),
+        (with(&[("ratio", json!(1.5))]), vec![("/ratio", "range")]),
+        (with(&[("owner", json!("ada"))]), vec![("/owner", "email")]),
+        (
+            with(&[("tags", json!(vec!["t"; 9]))]),
+            vec![("/tags", "length")],
+        ),
+        (
+            with(&[("tags", json!(["ok", "x".repeat(21), "ok", "y".repeat(30)]))]),
+            vec![("/tags/1", "length"), ("/tags/3", "length")],
+        ),
+        (
+            with(&[("slug", json!("Not A Slug"))]),
+            vec![("/slug", "pattern")],
+        ),
+        // The pattern is anchored: a match inside is not enough.
+        (
+            with(&[("slug", json!("ok-but-!"))]),
+            vec![("/slug", "pattern")],
+        ),
+        (
+            with(&[("homepage", json!("not a uri"))]),
+            vec![("/homepage", "uri")],
+        ),
+        (
+            with(&[("batch", json!("67e55044"))]),
+            vec![("/batch", "uuid")],
+        ),
+        (
+            with(&[("due", json!("tomorrow"))]),
+            vec![("/due", "date_time")],
+        ),
+        (with(&[("pairs", json!(3))]), vec![("/pairs", "even")]),
+        (
+            with(&[("address", json!([{"streetName": "", "postalCode": "1234"}]))]),
+            vec![
+                ("/address/0/streetName", "length"),
+                ("/address/0/postalCode", "pattern"),
+            ],
+        ),
+        (
+            with(&[("labels", json!({"a": 1, "b": 2, "c": 3, "d": 4}))]),
+            vec![("/labels", "length")],
+        ),
+        // Several fields at once: all of them, in field order.
+        (
+            with(&[
+                ("name", json!("")),
+                ("qty", json!(0)),
+                ("owner", json!("x")),
+            ]),
+            vec![("/name", "length"), ("/qty", "range"), ("/owner", "email")],
+        ),
+    ];
+    for (body, expected) in cases {
+        let (status, answer) = post_json(&server, &body).await;
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(p, r)| ((*p).to_owned(), (*r).to_owned()))
+            .collect();
+        if expected.is_empty() {
+            assert_eq!(status, 200, "{answer}");
+            continue;
+        }
+        assert_eq!(status, 422, "{answer}");
+        assert_eq!(errors(&answer), expected, "{answer}");
+        assert_eq!(answer["status"], 422);
+        for e in answer["errors"].as_array().unwrap() {
+            assert!(!e["detail"].as_str().unwrap().is_empty(), "{e}");
+        }
+        let detail = answer["detail"].as_str().unwrap();
+        assert!(detail.contains(&expected[0].0), "{detail}");
+    }
+}
+
+#[tokio::test]
+async fn decoding_errors_keep_their_statuses() {
+    let server = spawn(Config::default()).await;
+    // A value of the wrong type, a missing field, an unknown field, an
+    // enum value not in the set: 422 with the pointer.
+    for (body, pointer) in [
+        (with(&[("qty", json!("three"))]), "/qty"),
+        (with(&[("kind", json!("toy"))]), "/kind"),
+        (with(&[("colour", json!("red"))]), "/colour"),
+    ] {
+        let (status, answer) = post_json(&server, &body).await;
+        assert_eq!(status, 422, "{answer}");
+        assert_eq!(answer["pointer"], pointer, "{answer}");
+    }
+    let mut missing = good();
+    missing.as_object_mut().unwrap().remove("qty");
+    let (status, answer) = post_json(&server, &missing).await;
+    assert_eq!(
+        (status, answer["pointer"].as_str()),
+        (422, Some("/qty")),
+        "{answer}"
+    );
+    // Malformed JSON: 400. Another media type: 415.
+    let (status, _, answer) = post_items(&server, "application/json", b"{\"name\":").await;
+    assert_eq!(status, 400, "{answer}");
+    let (status, _, answer) = post_items(&server, "text/plain", b"hello").await;
+    assert_eq!(status, 415, "{answer}");
+}
+
+#[tokio::test]
+async fn an_answer_that_breaks_its_contract_is_the_handlers_bug() {
+    // Development: a 500 naming the value and the rule.
+    let server = spawn(Config::default()).await;
+    let (status, answer) = post_json(&server, &with(&[("qty", json!(999))])).await;
+    assert_eq!(status, 500, "{answer}");
+    assert_eq!(errors(&answer), [("/id".to_owned(), "range".to_owned())]);
+    assert!(answer["detail"]
+        .as_str()
+        .unwrap()
+        .contains("breaks its contract"));
+
+    // Production: sent (the default) or a 500 (`fail`), logged either way.
+    let production = |policy: &str| {
+        Config::from_settings([
+            ("TERN_ENV", "production"),
+            ("SECRET_KEY", "q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ"),
+            ("ALLOWED_HOSTS", "localhost"),
+            ("TERN_INVALID_RESPONSES", policy),
+        ])
+        .unwrap()
+    };
+    let server = spawn(production("send")).await;
+    let (status, answer) = post_json(&server, &with(&[("qty", json!(999))])).await;
+    assert_eq!((status, answer), (200, json!({"id": 0, "name": "hammer"})));
+    let server = spawn(production("fail")).await;
+    let (status, answer) = post_json(&server, &with(&[("qty", json!(999))])).await;
+    assert_eq!(status, 500, "{answer}");
+    // Production shows no internals.
+    assert_eq!(answer["detail"], "the server failed to answer this request");
+    let err = Config::from_settings([("TERN_INVALID_RESPONSES", "maybe")]).unwrap_err();
+    assert_eq!(err.setting(), "TERN_INVALID_RESPONSES");
+}
+
+#[test]
+fn the_schema_says_what_the_checks_do() {
+    let schema = CreateItem::json_schema();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(schema["$ref"], "#/$defs/CreateItem");
+    let item = &schema["$defs"]["CreateItem"];
+    assert_eq!(item["additionalProperties"], false);
+    let p = &item["properties"];
+    assert_eq!(p["name"]["minLength"], 1);
+    assert_eq!(p["name"]["maxLength"], 80);
+    assert_eq!(p["qty"]["minimum"], 1);
+    assert_eq!(p["qty"]["maximum"], 1000);
+    assert_eq!(p["qty"]["type"], "integer");
+    assert_eq!(p["ratio"]["maximum"], 1.0);
+    assert_eq!(p["owner"]["format"], "email");
+    assert_eq!(p["tags"]["maxItems"], 8);
+    assert_eq!(p["tags"]["items"]["maxLength"], 20);
+    assert_eq!(p["slug"]["pattern"], "^(?:[a-z0-9-]+)$");
+    assert_eq!(p["homepage"]["format"], "uri");
+    assert_eq!(p["homepage"]["type"], json!(["string", "null"]));
+    assert_eq!(p["batch"]["format"], "uuid");
+    assert_eq!(p["due"]["format"], "date-time");
+    assert_eq!(p["kind"]["$ref"], "#/$defs/Kind");
+    assert_eq!(p["labels"]["maxProperties"], 3);
+    assert_eq!(p["address"]["items"]["$ref"], "#/$defs/Address");
+    assert_eq!(p["address"]["type"], json!(["array", "null"]));
+    assert_eq!(p["address"]["maxItems"], 2);
+    let required: Vec<&str> = item["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        required,
+        ["name", "qty", "owner", "tags", "slug", "ratio", "pairs", "kind"]
+    );
+    assert_eq!(
+        schema["$defs"]["Kind"],
+        json!({"type": "string", "enum": ["tool", "spare_part"]})
+    );
+    let address = &schema["$defs"]["Address"]["properties"];
+    assert_eq!(address["postalCode"]["pattern"], "^(?:[0-9]{5})$");
+    assert_eq!(address["streetName"]["minLength"], 1);
+}
