@@ -66,11 +66,13 @@
 //! `#[serde(rename_all = ..)]` and `#[serde(default)]` are understood, and
 //! errors and schemas use the names on the wire.
 
+mod format;
 pub mod rules;
 pub mod schema;
 mod valid;
 mod violation;
 
+pub use format::Format;
 pub use schema::{Definitions, FieldType};
 pub use valid::Valid;
 pub use violation::{Pointer, Violation, Violations};

@@ -1,19 +1,24 @@
 //! `Valid<T>`: the extractor that decodes and checks a contract, and the
-//! response that checks one before sending it.
+//! response that checks one before sending it, each in the negotiated
+//! format.
 
-use http::StatusCode;
-use tern::{config::InvalidResponses, IntoResponse, Json, Problem, Request, Response};
+use http::{header, HeaderValue, StatusCode};
+use tern::{config::InvalidResponses, Bytes, IntoResponse, Problem, Request, Response};
 use tern_core::extract::FromRequest;
 
-use crate::{Contract, Violations};
+use crate::{
+    format::{answer_format, request_format},
+    Contract, Format, Violations,
+};
 
 /// A value that keeps its contract.
 ///
-/// As an extractor (the last argument: it reads the body): decodes a JSON
-/// body (`415` for another `Content-Type`, `413` over the body limit,
-/// `400` for malformed JSON, `422` with a `pointer` for a value of the
-/// wrong type or a missing or unknown field), then checks every rule and
-/// answers `422` listing **every** broken one:
+/// As an extractor (the last argument: it reads the body): decodes the
+/// body by its `Content-Type`, `application/json` or `application/cbor`
+/// (`415` for another, `413` over the body limit, `400` for malformed
+/// input, `422` with a `pointer` for a value of the wrong type or a
+/// missing or unknown field), then checks every rule and answers `422`
+/// listing **every** broken one:
 ///
 /// ```json
 /// {"status": 422, "title": "Unprocessable Entity",
@@ -22,10 +27,12 @@ use crate::{Contract, Violations};
 ///             {"pointer": "/tags/2", "rule": "length", "detail": "must have at most 20 characters (it has 31)"}]}
 /// ```
 ///
-/// As a response: checks the value before sending it as JSON. A value
-/// that breaks its contract is the handler's bug: in development a `500`
-/// whose detail names each broken rule; in production it is logged and,
-/// by `TERN_INVALID_RESPONSES`, sent (default) or replaced by a `500`.
+/// As a response: checks the value, then encodes it in the format the
+/// request's `Accept` prefers, else the request's own format, else JSON
+/// (`406` when `Accept` allows neither). A value that breaks its contract
+/// is the handler's bug: in development a `500` whose detail names each
+/// broken rule; in production it is logged and, by
+/// `TERN_INVALID_RESPONSES`, sent (default) or replaced by a `500`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Valid<T>(pub T);
 
@@ -44,9 +51,11 @@ where
     type Rejection = Response;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Response> {
-        let Json(value) = Json::<T>::from_request(req, state)
+        let format = request_format(req.headers()).map_err(IntoResponse::into_response)?;
+        let bytes = Bytes::from_request(req, state)
             .await
             .map_err(IntoResponse::into_response)?;
+        let value: T = format.decode(&bytes).map_err(IntoResponse::into_response)?;
         match value.validate() {
             Ok(()) => Ok(Valid(value)),
             Err(violations) => Err(invalid(StatusCode::UNPROCESSABLE_ENTITY, &violations)),
@@ -55,23 +64,50 @@ where
 }
 
 impl<T: Contract> IntoResponse for Valid<T> {
+    const NEGOTIATED: bool = true;
+
     fn into_response(self) -> Response {
-        let Err(violations) = self.0.validate() else {
-            return Json(self.0).into_response();
+        let (accept, content_type) = tern::__private::current_negotiation().unwrap_or_default();
+        let request = content_type.as_ref().and_then(Format::of_content_type);
+        let format = match answer_format(accept.as_ref(), request) {
+            Ok(format) => format,
+            Err(not_acceptable) => return not_acceptable.into_response(),
         };
-        let policy =
-            tern::__private::current_config(|c| c.is_production().then_some(c.invalid_responses))
-                .flatten();
-        tracing::error!(
-            contract = T::NAME,
-            violations = %violations,
-            "a handler's answer breaks its contract"
-        );
-        match policy {
-            Some(InvalidResponses::Send) => Json(self.0).into_response(),
-            // Development, tests, or production set to `fail`.
-            _ => invalid(StatusCode::INTERNAL_SERVER_ERROR, &violations),
+        if let Err(violations) = self.0.validate() {
+            let policy = tern::__private::current_config(|c| {
+                c.is_production().then_some(c.invalid_responses)
+            })
+            .flatten();
+            tracing::error!(
+                contract = T::NAME,
+                violations = %violations,
+                "a handler's answer breaks its contract"
+            );
+            if policy != Some(InvalidResponses::LogAndSend) {
+                // Development, tests, or production set to `fail`.
+                return invalid(StatusCode::INTERNAL_SERVER_ERROR, &violations);
+            }
         }
+        encoded(&self.0, format)
+    }
+}
+
+/// `value` as a `200` in `format`.
+pub(crate) fn encoded<T: serde::Serialize>(value: &T, format: Format) -> Response {
+    match format.encode(value) {
+        Ok(bytes) => {
+            let mut res = Response::new(tern::body::Body::from(bytes));
+            res.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(format.media_type()),
+            );
+            res
+        }
+        Err(e) => Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+            .with_detail(format!(
+                "the answer could not be encoded as {format:?}: {e}"
+            ))
+            .into_response(),
     }
 }
 

@@ -398,3 +398,148 @@ fn the_schema_says_what_the_checks_do() {
     assert_eq!(address["postalCode"]["pattern"], "^(?:[0-9]{5})$");
     assert_eq!(address["streetName"]["minLength"], 1);
 }
+
+/// One request with these headers; the status, the head, the raw body.
+async fn exchange(server: &Server, headers: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST /items HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{headers}\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8(answer[..split].to_vec()).unwrap();
+    let status = head[9..12].parse().unwrap();
+    (status, head, answer[split + 4..].to_vec())
+}
+
+fn cbor(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    ciborium::into_writer(value, &mut out).unwrap();
+    out
+}
+
+fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+    head.lines().find_map(|l| {
+        let (n, v) = l.split_once(':')?;
+        n.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+#[tokio::test]
+async fn cbor_both_ways_and_negotiation() {
+    let server = spawn(Config::default()).await;
+    // CBOR in, CBOR out (the request's format).
+    let (status, head, body) = exchange(
+        &server,
+        "Content-Type: application/cbor\r\n",
+        &cbor(&good()),
+    )
+    .await;
+    assert_eq!(status, 200, "{head}");
+    assert_eq!(header(&head, "content-type"), Some("application/cbor"));
+    let ack: Value = ciborium::from_reader(&body[..]).unwrap();
+    assert_eq!(ack, json!({"id": 3, "name": "hammer"}));
+    // CBOR in, JSON out by Accept; JSON in, CBOR out by Accept.
+    let (status, head, body) = exchange(
+        &server,
+        "Content-Type: application/cbor\r\nAccept: application/json\r\n",
+        &cbor(&good()),
+    )
+    .await;
+    assert_eq!(
+        (status, header(&head, "content-type")),
+        (200, Some("application/json"))
+    );
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["id"], 3);
+    let (status, head, body) = exchange(
+        &server,
+        "Content-Type: application/json\r\nAccept: application/cbor;q=0.9, application/json;q=0.1\r\n",
+        good().to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(
+        (status, header(&head, "content-type")),
+        (200, Some("application/cbor"))
+    );
+    assert_eq!(
+        ciborium::from_reader::<Value, _>(&body[..]).unwrap()["id"],
+        3
+    );
+    // Nothing acceptable: 406, as problem+json.
+    let (status, head, body) = exchange(
+        &server,
+        "Content-Type: application/json\r\nAccept: text/html\r\n",
+        good().to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(status, 406, "{head}");
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    assert!(
+        doc["detail"].as_str().unwrap().contains("text/html"),
+        "{doc}"
+    );
+    // Every broken rule of a CBOR body, as for JSON.
+    let (status, _, body) = exchange(
+        &server,
+        "Content-Type: application/cbor\r\n",
+        &cbor(&with(&[
+            ("name", json!("")),
+            ("tags", json!(["x".repeat(21)])),
+        ])),
+    )
+    .await;
+    assert_eq!(status, 422);
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        errors(&doc),
+        [
+            ("/name".to_owned(), "length".to_owned()),
+            ("/tags/0".to_owned(), "length".to_owned())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn hostile_cbor_gets_a_specific_problem() {
+    let server = spawn(Config::default()).await;
+    let ct = "Content-Type: application/cbor\r\n";
+    // Nested 10,000 deep: an array of an array of ...
+    let deep = vec![0x81u8; 10_000];
+    // An indefinite-length array that never ends, of indefinite-length
+    // byte strings: bounded by the body limit, refused at its end.
+    let mut bomb = vec![0x9f];
+    for _ in 0..50_000 {
+        bomb.extend_from_slice(&[0x5f, 0x41, 0x00, 0xff]);
+    }
+    let mut two_items = cbor(&good());
+    two_items.extend_from_slice(&cbor(&good()));
+    let mut wrong_type = good();
+    wrong_type["qty"] = json!("three");
+    for (body, status, detail) in [
+        (vec![0xff, 0x00], 400, "not valid CBOR"),
+        (cbor(&good())[..20].to_vec(), 400, "ends too early"),
+        (deep, 400, "nested deeper than 128 levels"),
+        (bomb, 400, "ends too early"),
+        (two_items, 400, "not one CBOR item"),
+        (cbor(&wrong_type), 422, "at `/qty`"),
+        (cbor(&json!([1, 2, 3])), 422, "expected shape"),
+    ] {
+        let (got, head, answer) = exchange(&server, ct, &body).await;
+        let doc: Value = serde_json::from_slice(&answer).unwrap();
+        let text = doc["detail"].as_str().unwrap();
+        assert_eq!(got, status, "{head}\n{text}");
+        assert!(text.contains(detail), "{text}");
+    }
+    // Over the body limit (2 MiB by default): 413 before decoding.
+    let big = vec![0x40u8; 3 * 1024 * 1024];
+    let (got, _, _) = exchange(&server, ct, &big).await;
+    assert_eq!(got, 413);
+    // Still serving.
+    let (got, _, _) = exchange(&server, ct, &cbor(&good())).await;
+    assert_eq!(got, 200);
+}

@@ -26,6 +26,13 @@ use crate::{body::Body, Response};
     note = "return a type that implements `IntoResponse`: a `String`, `&'static str`, `Json<T>`, `Html<T>`, `StatusCode`, a tuple such as `(StatusCode, T)`, or a `Result` of those"
 )]
 pub trait IntoResponse {
+    /// Whether the response is negotiated: it depends on the request's
+    /// `Accept` and `Content-Type` (a contract answered as JSON or CBOR).
+    /// A handler returning such a type keeps those two headers for it, so
+    /// that `into_response` can read them where the request is gone.
+    /// Default `false`: nothing is kept, nothing costs.
+    const NEGOTIATED: bool = false;
+
     /// Builds the response.
     fn into_response(self) -> Response;
 }
@@ -152,6 +159,8 @@ impl IntoResponse for HeaderMap {
 }
 
 impl<T: IntoResponse, E: IntoResponse> IntoResponse for Result<T, E> {
+    const NEGOTIATED: bool = T::NEGOTIATED || E::NEGOTIATED;
+
     #[inline]
     fn into_response(self) -> Response {
         match self {
@@ -234,6 +243,8 @@ impl IntoResponseParts for http::Extensions {
 }
 
 impl<T: IntoResponse> IntoResponse for (StatusCode, T) {
+    const NEGOTIATED: bool = T::NEGOTIATED;
+
     #[inline]
     fn into_response(self) -> Response {
         let mut res = self.1.into_response();
@@ -245,6 +256,8 @@ impl<T: IntoResponse> IntoResponse for (StatusCode, T) {
 macro_rules! tuple_parts {
     ($($p:ident),+) => {
         impl<$($p: IntoResponseParts,)+ T: IntoResponse> IntoResponse for ($($p,)+ T) {
+            const NEGOTIATED: bool = T::NEGOTIATED;
+
             #[allow(non_snake_case)]
             fn into_response(self) -> Response {
                 let ($($p,)+ t) = self;
@@ -254,6 +267,8 @@ macro_rules! tuple_parts {
             }
         }
         impl<$($p: IntoResponseParts,)+ T: IntoResponse> IntoResponse for (StatusCode, $($p,)+ T) {
+            const NEGOTIATED: bool = T::NEGOTIATED;
+
             #[allow(non_snake_case)]
             fn into_response(self) -> Response {
                 let (status, $($p,)+ t) = self;

@@ -1062,6 +1062,7 @@ fn prepare(
         request_id,
         params: PathParams::default(),
         drain,
+        negotiation: None,
     };
     Ok((req, ctx))
 }

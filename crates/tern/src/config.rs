@@ -41,10 +41,12 @@ pub enum RuntimeMode {
 /// value broke which rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum InvalidResponses {
-    /// Log it (an `error` event naming the rule) and send it (default):
-    /// the client still gets its answer.
+    /// Log it (an `error` event naming the rule) and send it (default,
+    /// `send`): the client still gets its answer. (Not named `Send`: a
+    /// second item of that name would make the compiler spell the trait
+    /// `std::marker::Send` in every error of every app.)
     #[default]
-    Send,
+    LogAndSend,
     /// Log it and answer `500` instead.
     Fail,
 }
@@ -301,7 +303,7 @@ impl Default for Config {
             security_headers: false,
             health_path: Some("/health".to_owned()),
             access_log: false,
-            invalid_responses: InvalidResponses::Send,
+            invalid_responses: InvalidResponses::LogAndSend,
             limits: Limits::default(),
             timeouts: Timeouts::default(),
             tls: None,
@@ -480,7 +482,7 @@ impl Config {
         }
         if let Some(v) = get("TERN_INVALID_RESPONSES") {
             c.invalid_responses = match v {
-                "send" => InvalidResponses::Send,
+                "send" => InvalidResponses::LogAndSend,
                 "fail" => InvalidResponses::Fail,
                 _ => {
                     return Err(ConfigError::new(

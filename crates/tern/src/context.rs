@@ -95,6 +95,28 @@ pub(crate) struct Ctx {
     pub(crate) request_id: RequestIdValue,
     pub(crate) params: PathParams,
     pub(crate) drain: Option<Arc<crate::drain::DrainState>>,
+    /// The request's `Accept` and `Content-Type`, kept only for a handler
+    /// whose answer is negotiated (`IntoResponse::NEGOTIATED`).
+    pub(crate) negotiation: Option<Box<Negotiation>>,
+}
+
+/// What content negotiation needs of a request, kept past the handler's
+/// taking of it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Negotiation {
+    pub(crate) accept: Option<HeaderValue>,
+    pub(crate) content_type: Option<HeaderValue>,
+}
+
+/// Keeps `req`'s `Accept` and `Content-Type` in its context.
+pub(crate) fn keep_negotiation(req: &mut tern_core::Request) {
+    let kept = Negotiation {
+        accept: req.headers().get(http::header::ACCEPT).cloned(),
+        content_type: req.headers().get(http::header::CONTENT_TYPE).cloned(),
+    };
+    with_mut(req.extensions_mut(), |c| {
+        c.negotiation = Some(Box::new(kept))
+    });
 }
 
 /// The route parameters of a matched request, decoded: the host

@@ -85,7 +85,10 @@ where
     Fut: Future<Output = Res> + Send,
     Res: IntoResponse,
 {
-    fn call(self, _req: Request, _state: S) -> BoxFuture {
+    fn call(self, mut req: Request, _state: S) -> BoxFuture {
+        if Res::NEGOTIATED {
+            crate::context::keep_negotiation(&mut req);
+        }
         Box::pin(async move { self().await.into_response() })
     }
 }
@@ -119,7 +122,11 @@ macro_rules! impl_handler {
                 <$last as FromRequest<S, M>>::check_route(params)
             }
 
-            fn call(self, req: Request, state: S) -> BoxFuture {
+            fn call(self, mut req: Request, state: S) -> BoxFuture {
+                // A compile-time constant: other handlers pay nothing.
+                if Res::NEGOTIATED {
+                    crate::context::keep_negotiation(&mut req);
+                }
                 Box::pin(async move {
                     impl_handler!(@parts req state $($ty)*);
                     let $last = match $last::from_request(req, &state).await {

@@ -49,6 +49,18 @@ pub mod __private {
     pub fn current_config<R>(f: impl FnOnce(&crate::Config) -> R) -> Option<R> {
         crate::context::with(&http::Extensions::new(), |c| f(&c.shared.config))
     }
+
+    /// The `Accept` and `Content-Type` of the request being answered on
+    /// this thread, kept when its handler's answer is negotiated
+    /// (`IntoResponse::NEGOTIATED`); `None` otherwise.
+    pub fn current_negotiation() -> Option<(Option<http::HeaderValue>, Option<http::HeaderValue>)> {
+        crate::context::with(&http::Extensions::new(), |c| {
+            c.negotiation
+                .as_ref()
+                .map(|n| (n.accept.clone(), n.content_type.clone()))
+        })
+        .flatten()
+    }
 }
 pub use tern_core::{body, Problem, Request, Response};
 

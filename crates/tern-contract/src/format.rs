@@ -1,0 +1,316 @@
+//! The formats a contract travels in, and content negotiation: the
+//! request's `Content-Type` picks the decoder, its `Accept` (else its own
+//! format) the answer's.
+
+use http::{HeaderMap, HeaderValue, StatusCode};
+use serde::{de::DeserializeOwned, Serialize};
+use tern::Bytes;
+use tern_core::extract::Rejection;
+
+/// A wire format of contracts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `application/json` (RFC 8259).
+    Json,
+    /// `application/cbor` (RFC 8949).
+    Cbor,
+}
+
+/// The formats, in the order of preference when `Accept` ties.
+const FORMATS: [Format; 2] = [Format::Json, Format::Cbor];
+
+/// Nesting deeper than this is refused (as `serde_json` does).
+const MAX_DEPTH: usize = 128;
+
+impl Format {
+    /// The media type.
+    pub fn media_type(self) -> &'static str {
+        match self {
+            Format::Json => "application/json",
+            Format::Cbor => "application/cbor",
+        }
+    }
+
+    /// The format a `Content-Type` names: `application/json` or any
+    /// `+json` type, `application/cbor` or any `+cbor` type.
+    pub fn of_content_type(value: &HeaderValue) -> Option<Format> {
+        let essence = value.to_str().ok()?.split(';').next()?.trim();
+        let (kind, sub) = essence.split_once('/')?;
+        if !kind.eq_ignore_ascii_case("application") {
+            return None;
+        }
+        let sub = sub.to_ascii_lowercase();
+        if sub == "json" || sub.ends_with("+json") {
+            Some(Format::Json)
+        } else if sub == "cbor" || sub.ends_with("+cbor") {
+            Some(Format::Cbor)
+        } else {
+            None
+        }
+    }
+
+    /// Decodes `bytes`: `400` for malformed input, `422` with a `pointer`
+    /// for a value of the wrong shape.
+    pub fn decode<T: DeserializeOwned>(self, bytes: &[u8]) -> Result<T, Rejection> {
+        match self {
+            Format::Json => tern::Json::<T>::from_bytes(bytes).map(|tern::Json(v)| v),
+            Format::Cbor => decode_cbor(bytes),
+        }
+    }
+
+    /// Encodes `value`.
+    pub fn encode<T: Serialize>(self, value: &T) -> Result<Bytes, String> {
+        match self {
+            Format::Json => serde_json::to_vec(value)
+                .map(Bytes::from)
+                .map_err(|e| e.to_string()),
+            Format::Cbor => {
+                let mut out = Vec::with_capacity(128);
+                ciborium::into_writer(value, &mut out).map_err(|e| e.to_string())?;
+                Ok(Bytes::from(out))
+            }
+        }
+    }
+}
+
+fn decode_cbor<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Rejection> {
+    use ciborium::de::Error;
+    let mut rest = bytes;
+    let bad = |detail: String| Rejection::invalid(StatusCode::BAD_REQUEST, detail);
+    match ciborium::de::from_reader_with_recursion_limit::<T, _>(&mut rest, MAX_DEPTH) {
+        Ok(value) if rest.is_empty() => Ok(value),
+        Ok(_) => Err(bad(format!(
+            "the body is not one CBOR item: {} bytes follow it",
+            rest.len()
+        ))),
+        Err(Error::Semantic(_, message)) => {
+            // A typed decoder cannot tell a stray `break` from a value of
+            // the wrong type: decoded as a generic value (error path
+            // only), malformed input fails again.
+            let value = match ciborium::de::from_reader_with_recursion_limit::<ciborium::Value, _>(
+                bytes, MAX_DEPTH,
+            ) {
+                Ok(value) => value,
+                Err(Error::RecursionLimitExceeded) => {
+                    return Err(bad(format!(
+                        "the CBOR body is nested deeper than {MAX_DEPTH} levels"
+                    )))
+                }
+                Err(Error::Io(_)) => return Err(bad("the CBOR body ends too early".to_owned())),
+                Err(Error::Syntax(offset)) => {
+                    return Err(bad(format!(
+                        "the body is not valid CBOR (at byte {offset})"
+                    )))
+                }
+                Err(Error::Semantic(_, e)) => {
+                    return Err(bad(format!("the body is not valid CBOR: {e}")))
+                }
+            };
+            let pointer = cbor_pointer_of::<T>(&value);
+            let at = pointer
+                .as_deref()
+                .map(|p| format!(" at `{p}`"))
+                .unwrap_or_default();
+            let rejection = Rejection::invalid(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                format!("the CBOR body does not have the expected shape{at}: {message}"),
+            );
+            Err(match pointer {
+                Some(pointer) => rejection.with_pointer(&pointer),
+                None => rejection,
+            })
+        }
+        Err(Error::RecursionLimitExceeded) => Err(bad(format!(
+            "the CBOR body is nested deeper than {MAX_DEPTH} levels"
+        ))),
+        Err(Error::Syntax(offset)) => Err(bad(format!(
+            "the body is not valid CBOR (at byte {offset})"
+        ))),
+        Err(Error::Io(_)) => Err(bad("the CBOR body ends too early".to_owned())),
+    }
+}
+
+/// The JSON pointer of the value a CBOR body (decoded as a generic value,
+/// on the error path only) gets wrong for `T`.
+fn cbor_pointer_of<T: DeserializeOwned>(value: &ciborium::Value) -> Option<String> {
+    let json = serde_json::to_value(value).ok()?;
+    let err = serde_path_to_error::deserialize::<_, T>(json).err()?;
+    let mut pointer = String::new();
+    for segment in err.path().iter() {
+        use serde_path_to_error::Segment;
+        pointer.push('/');
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&index.to_string()),
+            Segment::Map { key } => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
+            Segment::Enum { variant } => pointer.push_str(variant),
+            Segment::Unknown => pointer.push('?'),
+        }
+    }
+    if let Some(name) = err
+        .inner()
+        .to_string()
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        pointer.push('/');
+        pointer.push_str(name);
+    }
+    (!pointer.is_empty()).then_some(pointer)
+}
+
+/// The request's format, from its `Content-Type`: `415` naming the
+/// formats when it has another one, or none.
+pub(crate) fn request_format(headers: &HeaderMap) -> Result<Format, Rejection> {
+    let content_type = headers.get(http::header::CONTENT_TYPE);
+    content_type
+        .and_then(Format::of_content_type)
+        .ok_or_else(|| {
+            let sent = content_type
+                .and_then(|v| v.to_str().ok())
+                .map(|v| format!("`{v}`"))
+                .unwrap_or_else(|| "no `Content-Type`".to_owned());
+            Rejection::unsupported_media_type(format!(
+                "the body must be `application/json` or `application/cbor` (the request has \
+                 {sent})"
+            ))
+        })
+}
+
+/// The answer's format: the best that `accept` allows (by `q`, then the
+/// request's format, then JSON); without `Accept`, the request's format
+/// or JSON. `406` when `Accept` allows none.
+pub(crate) fn answer_format(
+    accept: Option<&HeaderValue>,
+    request: Option<Format>,
+) -> Result<Format, Rejection> {
+    let Some(accept) = accept.and_then(|v| v.to_str().ok()) else {
+        return Ok(request.unwrap_or(Format::Json));
+    };
+    let mut best: Option<(Format, u16)> = None;
+    let preference = |f: Format| {
+        if Some(f) == request {
+            0
+        } else {
+            1 + FORMATS.iter().position(|x| *x == f).unwrap_or(0)
+        }
+    };
+    for format in FORMATS {
+        let q = quality(accept, format.media_type());
+        if q == 0 {
+            continue;
+        }
+        best = match best {
+            Some((b, bq)) if bq > q || (bq == q && preference(b) <= preference(format)) => {
+                Some((b, bq))
+            }
+            _ => Some((format, q)),
+        };
+    }
+    best.map(|(f, _)| f).ok_or_else(|| {
+        Rejection::invalid(
+            StatusCode::NOT_ACCEPTABLE,
+            format!(
+                "this endpoint answers `application/json` or `application/cbor`; the request's \
+                 `Accept: {}` allows neither",
+                accept.get(..100).unwrap_or(accept)
+            ),
+        )
+    })
+}
+
+/// The quality (0 to 1000) `accept` gives `media_type`: its most specific
+/// matching range (`type/sub`, then `type/*`, then `*/*`).
+fn quality(accept: &str, media_type: &str) -> u16 {
+    let (kind, _) = media_type.split_once('/').unwrap_or((media_type, ""));
+    let mut best: Option<(u8, u16)> = None; // (specificity, q)
+    for range in accept.split(',') {
+        let mut params = range.split(';');
+        let Some(name) = params.next().map(str::trim) else {
+            continue;
+        };
+        let specificity = if name.eq_ignore_ascii_case(media_type) {
+            3
+        } else if name
+            .split_once('/')
+            .is_some_and(|(k, s)| s == "*" && k.eq_ignore_ascii_case(kind))
+        {
+            2
+        } else if name == "*/*" {
+            1
+        } else {
+            continue;
+        };
+        let q = params
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .next()
+            .map_or(1000, parse_q);
+        if best.is_none_or(|(s, _)| specificity > s) {
+            best = Some((specificity, q));
+        }
+    }
+    best.map_or(0, |(_, q)| q)
+}
+
+/// `0.5` → 500; malformed → 0.
+fn parse_q(q: &str) -> u16 {
+    let q = q.trim();
+    let (whole, frac) = q.split_once('.').unwrap_or((q, ""));
+    let whole: u16 = match whole {
+        "0" => 0,
+        "1" => 1000,
+        _ => return 0,
+    };
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return 0;
+    }
+    let mut digits = frac.to_owned();
+    while digits.len() < 3 {
+        digits.push('0');
+    }
+    (whole + digits.parse::<u16>().unwrap_or(0)).min(1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choose(accept: &str, request: Option<Format>) -> Option<Format> {
+        answer_format(
+            Some(&HeaderValue::from_str(accept).expect("a header")),
+            request,
+        )
+        .ok()
+    }
+
+    #[test]
+    fn accept_picks_the_answer() {
+        use Format::*;
+        assert_eq!(choose("application/cbor", Some(Json)), Some(Cbor));
+        assert_eq!(choose("application/json", Some(Cbor)), Some(Json));
+        assert_eq!(choose("*/*", Some(Cbor)), Some(Cbor));
+        assert_eq!(choose("*/*", None), Some(Json));
+        assert_eq!(choose("application/*", Some(Cbor)), Some(Cbor));
+        assert_eq!(
+            choose("application/json;q=0.5, application/cbor", Some(Json)),
+            Some(Cbor)
+        );
+        assert_eq!(choose("application/cbor;q=0, */*", None), Some(Json));
+        assert_eq!(choose("text/html", Some(Json)), None);
+        assert_eq!(choose("application/json;q=0", None), None);
+        assert_eq!(answer_format(None, Some(Cbor)).ok(), Some(Cbor));
+        assert_eq!(parse_q("0.25"), 250);
+        assert_eq!(parse_q("1.0"), 1000);
+        assert_eq!(parse_q("2"), 0);
+        assert_eq!(parse_q("0.1234"), 0);
+    }
+
+    #[test]
+    fn content_types() {
+        let f = |s: &str| Format::of_content_type(&HeaderValue::from_str(s).expect("a header"));
+        assert_eq!(f("application/json; charset=utf-8"), Some(Format::Json));
+        assert_eq!(f("application/problem+json"), Some(Format::Json));
+        assert_eq!(f("Application/CBOR"), Some(Format::Cbor));
+        assert_eq!(f("text/json"), None);
+        assert_eq!(f("application/jsonx"), None);
+    }
+}
