@@ -67,6 +67,7 @@
 //! errors and schemas use the names on the wire.
 
 mod format;
+pub mod openapi;
 pub mod rules;
 pub mod schema;
 mod valid;

@@ -8,8 +8,11 @@ use tern_core::extract::FromRequest;
 
 use crate::{
     format::{answer_format, request_format},
+    openapi::{problem_response, schema_of},
     Contract, Format, Violations,
 };
+use serde_json::json;
+use tern_core::doc::Operation;
 
 /// A value that keeps its contract.
 ///
@@ -61,6 +64,33 @@ where
             Err(violations) => Err(invalid(StatusCode::UNPROCESSABLE_ENTITY, &violations)),
         }
     }
+    fn describe(op: &mut Operation) {
+        let schema = schema_of::<T>(op);
+        op.request_body = Some(json!({
+            "required": true,
+            "content": {
+                "application/json": { "schema": schema },
+                "application/cbor": { "schema": schema },
+            },
+        }));
+        for (status, why) in [
+            ("400", "The body is not valid JSON or CBOR."),
+            (
+                "413",
+                "The body is larger than the limit (TERN_MAX_BODY_BYTES).",
+            ),
+            (
+                "415",
+                "The body is neither application/json nor application/cbor.",
+            ),
+            (
+                "422",
+                "A value breaks the contract: `errors` lists each, with its JSON pointer and rule.",
+            ),
+        ] {
+            problem_response(op, status, why);
+        }
+    }
 }
 
 impl<T: Contract> IntoResponse for Valid<T> {
@@ -89,6 +119,25 @@ impl<T: Contract> IntoResponse for Valid<T> {
             }
         }
         encoded(&self.0, format)
+    }
+
+    fn describe(op: &mut Operation) {
+        let schema = schema_of::<T>(op);
+        op.responses.insert(
+            "200".to_owned(),
+            json!({
+                "description": format!("A `{}`, as JSON or CBOR by `Accept`.", T::NAME),
+                "content": {
+                    "application/json": { "schema": schema },
+                    "application/cbor": { "schema": schema },
+                },
+            }),
+        );
+        problem_response(
+            op,
+            "406",
+            "`Accept` allows neither application/json nor application/cbor.",
+        );
     }
 }
 

@@ -543,3 +543,124 @@ async fn hostile_cbor_gets_a_specific_problem() {
     let (got, _, _) = exchange(&server, ct, &cbor(&good())).await;
     assert_eq!(got, 200);
 }
+
+/// The Python of a virtual environment with the reference tools
+/// (`tests/requirements.txt`), or `None` with a notice: `.ci/run` sets it.
+fn reference_python() -> Option<String> {
+    let python = std::env::var("TERN_CONTRACT_PYTHON").ok();
+    if python.is_none() {
+        println!(
+            "skipped: TERN_CONTRACT_PYTHON is not set (a Python with \
+             crates/tern-contract/tests/requirements.txt; .ci/run sets it)"
+        );
+    }
+    python
+}
+
+/// Runs `script` with the reference Python, `input` on its stdin; its
+/// stdout, or a panic with its stderr.
+fn python(python: &str, script: &str, input: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut child = std::process::Command::new(python)
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{script}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[tokio::test]
+async fn the_openapi_document_is_valid_for_openapi_spec_validator() {
+    use tern_contract::openapi::OpenApi;
+    async fn show(tern::extract::Path(id): tern::extract::Path<u64>) -> Valid<Ack> {
+        Valid(Ack {
+            id,
+            name: "hammer".into(),
+        })
+    }
+    let app = OpenApi::new("Shop", "1.0.0").serve(
+        app()
+            .route("/items/{id:u64}", tern::routing::get(show))
+            .route("/files/{*path}", tern::routing::get(|| async { "a file" })),
+    );
+    let service = app.build_with(Config::default()).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    tokio::spawn(
+        tern::Server::new(service).serve_with_shutdown(listener, async move {
+            let _ = rx.await;
+        }),
+    );
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /openapi.json HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let _ = tx.send(());
+    let split = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let body = &answer[split + 4..];
+    let doc: Value = serde_json::from_slice(body).unwrap();
+    // Routes without contracts are there too, with their parameters.
+    assert_eq!(
+        doc["paths"]["/files/{path}"]["get"]["parameters"][0]["in"],
+        "path"
+    );
+    let post = &doc["paths"]["/items"]["post"];
+    assert_eq!(
+        post["requestBody"]["content"]["application/cbor"]["schema"]["$ref"],
+        "#/components/schemas/CreateItem"
+    );
+    assert!(post["responses"]["422"].is_object(), "{post}");
+    assert!(doc["components"]["schemas"]["Address"].is_object());
+    let Some(py) = reference_python() else { return };
+    python(
+        &py,
+        "import sys, json; from openapi_spec_validator import validate; \
+         validate(json.load(sys.stdin)); print('valid')",
+        body,
+    );
+}
+
+#[tokio::test]
+async fn cbor_interoperates_with_cbor2() {
+    let Some(py) = reference_python() else { return };
+    let server = spawn(Config::default()).await;
+    // A request made by cbor2, answered in CBOR, read back by cbor2.
+    let request = python(
+        &py,
+        "import sys, json, cbor2; sys.stdout.buffer.write(cbor2.dumps(json.load(sys.stdin)))",
+        good().to_string().as_bytes(),
+    );
+    let (status, head, body) =
+        exchange(&server, "Content-Type: application/cbor\r\n", &request).await;
+    assert_eq!(status, 200, "{head}");
+    let decoded = python(
+        &py,
+        "import sys, json, cbor2; print(json.dumps(cbor2.loads(sys.stdin.buffer.read()), sort_keys=True))",
+        &body,
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&decoded).unwrap(),
+        json!({"id": 3, "name": "hammer"})
+    );
+    // cbor2's canonical encoding and its indefinite-length strings decode too.
+    let request = python(
+        &py,
+        "import sys, json, cbor2; sys.stdout.buffer.write(cbor2.dumps(json.load(sys.stdin), canonical=True))",
+        good().to_string().as_bytes(),
+    );
+    let (status, _, _) = exchange(&server, "Content-Type: application/cbor\r\n", &request).await;
+    assert_eq!(status, 200);
+}

@@ -63,6 +63,12 @@ pub trait FromRequestParts<S>: Sized {
         let _ = params;
         Ok(())
     }
+
+    /// Describes what this extractor takes (parameters, a body, the
+    /// errors it answers) for API documents; the default adds nothing.
+    fn describe(op: &mut crate::doc::Operation) {
+        let _ = op;
+    }
 }
 
 /// An extractor that consumes the whole request, body included; it can only
@@ -92,6 +98,12 @@ pub trait FromRequest<S, M = private::ViaRequest>: Sized {
         let _ = params;
         Ok(())
     }
+
+    /// Describes what this extractor takes (parameters, a body, the
+    /// errors it answers) for API documents; the default adds nothing.
+    fn describe(op: &mut crate::doc::Operation) {
+        let _ = op;
+    }
 }
 
 impl<S, T> FromRequest<S, private::ViaParts> for T
@@ -108,6 +120,10 @@ where
 
     fn check_route(params: &[&str]) -> Result<(), String> {
         <T as FromRequestParts<S>>::check_route(params)
+    }
+
+    fn describe(op: &mut crate::doc::Operation) {
+        <T as FromRequestParts<S>>::describe(op);
     }
 }
 

@@ -35,6 +35,7 @@
 //! ```
 
 pub mod body;
+pub mod doc;
 mod error;
 pub mod extract;
 mod problem;

@@ -35,6 +35,12 @@ pub trait IntoResponse {
 
     /// Builds the response.
     fn into_response(self) -> Response;
+
+    /// Describes the answers (statuses, bodies) for API documents; the
+    /// default adds nothing.
+    fn describe(op: &mut crate::doc::Operation) {
+        let _ = op;
+    }
 }
 
 /// Something that can set parts of a response (status aside): headers,
@@ -161,6 +167,11 @@ impl IntoResponse for HeaderMap {
 impl<T: IntoResponse, E: IntoResponse> IntoResponse for Result<T, E> {
     const NEGOTIATED: bool = T::NEGOTIATED || E::NEGOTIATED;
 
+    fn describe(op: &mut crate::doc::Operation) {
+        T::describe(op);
+        E::describe(op);
+    }
+
     #[inline]
     fn into_response(self) -> Response {
         match self {
@@ -245,6 +256,10 @@ impl IntoResponseParts for http::Extensions {
 impl<T: IntoResponse> IntoResponse for (StatusCode, T) {
     const NEGOTIATED: bool = T::NEGOTIATED;
 
+    fn describe(op: &mut crate::doc::Operation) {
+        T::describe(op);
+    }
+
     #[inline]
     fn into_response(self) -> Response {
         let mut res = self.1.into_response();
@@ -258,6 +273,10 @@ macro_rules! tuple_parts {
         impl<$($p: IntoResponseParts,)+ T: IntoResponse> IntoResponse for ($($p,)+ T) {
             const NEGOTIATED: bool = T::NEGOTIATED;
 
+            fn describe(op: &mut crate::doc::Operation) {
+                T::describe(op);
+            }
+
             #[allow(non_snake_case)]
             fn into_response(self) -> Response {
                 let ($($p,)+ t) = self;
@@ -268,6 +287,10 @@ macro_rules! tuple_parts {
         }
         impl<$($p: IntoResponseParts,)+ T: IntoResponse> IntoResponse for (StatusCode, $($p,)+ T) {
             const NEGOTIATED: bool = T::NEGOTIATED;
+
+            fn describe(op: &mut crate::doc::Operation) {
+                T::describe(op);
+            }
 
             #[allow(non_snake_case)]
             fn into_response(self) -> Response {

@@ -763,6 +763,12 @@ impl AppService {
         Some(out)
     }
 
+    /// The app's routes as API documents see them (`tern-contract`'s
+    /// OpenAPI document is made from them), in registration order.
+    pub fn api_routes(&self) -> &[crate::routing::ApiRoute] {
+        self.inner.shared.table.api()
+    }
+
     /// The settings `T` loaded by [`App::settings`], if the app loads a `T`.
     pub fn settings<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.inner.shared.settings.get::<T>()

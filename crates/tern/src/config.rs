@@ -231,6 +231,10 @@ pub struct Config {
     /// `TERN_INVALID_RESPONSES`: `send` (default) or `fail`, for a
     /// contract response that breaks its rules in production.
     pub invalid_responses: InvalidResponses,
+    /// `TERN_OPENAPI`: serve the API document and its docs page
+    /// (`tern_contract::openapi::OpenApi::serve`). Unset: on in
+    /// development, off in production.
+    pub openapi: Option<bool>,
     /// Limits on what clients send.
     pub limits: Limits,
     /// Timeouts.
@@ -304,6 +308,7 @@ impl Default for Config {
             health_path: Some("/health".to_owned()),
             access_log: false,
             invalid_responses: InvalidResponses::LogAndSend,
+            openapi: None,
             limits: Limits::default(),
             timeouts: Timeouts::default(),
             tls: None,
@@ -491,6 +496,9 @@ impl Config {
                     ))
                 }
             };
+        }
+        if let Some(v) = get("TERN_OPENAPI") {
+            c.openapi = Some(parse_bool("TERN_OPENAPI", v)?);
         }
         if let Some(v) = get("TERN_REUSE_PORT") {
             c.reuse_port = parse_bool("TERN_REUSE_PORT", v)?;
@@ -718,6 +726,12 @@ impl Config {
         self
     }
 
+    /// Whether the API document and docs page are served (`TERN_OPENAPI`,
+    /// else on in development only).
+    pub fn openapi_enabled(&self) -> bool {
+        self.openapi.unwrap_or(!self.is_production())
+    }
+
     /// Whether this is the production environment.
     pub fn is_production(&self) -> bool {
         self.env == Environment::Production
@@ -780,6 +794,7 @@ const KNOWN: &[&str] = &[
     "TERN_HEALTH_PATH",
     "TERN_ACCESS_LOG",
     "TERN_INVALID_RESPONSES",
+    "TERN_OPENAPI",
     "TERN_MAX_HEAD_BYTES",
     "TERN_MAX_HEADERS",
     "TERN_MAX_BODY_BYTES",

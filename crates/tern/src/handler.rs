@@ -77,6 +77,11 @@ pub trait Handler<T, S>: Clone + Send + Sync + Sized + 'static {
         let _ = params;
         Ok(())
     }
+
+    /// Describes the handler's extractors and answer for API documents.
+    fn describe(op: &mut tern_core::doc::Operation) {
+        let _ = op;
+    }
 }
 
 impl<F, Fut, Res, S> Handler<((),), S> for F
@@ -85,6 +90,10 @@ where
     Fut: Future<Output = Res> + Send,
     Res: IntoResponse,
 {
+    fn describe(op: &mut tern_core::doc::Operation) {
+        <Res as IntoResponse>::describe(op);
+    }
+
     fn call(self, mut req: Request, _state: S) -> BoxFuture {
         if Res::NEGOTIATED {
             crate::context::keep_negotiation(&mut req);
@@ -120,6 +129,12 @@ macro_rules! impl_handler {
             fn check_route(params: &[&str]) -> Result<(), String> {
                 $( <$ty as FromRequestParts<S>>::check_route(params)?; )*
                 <$last as FromRequest<S, M>>::check_route(params)
+            }
+
+            fn describe(op: &mut tern_core::doc::Operation) {
+                $( <$ty as FromRequestParts<S>>::describe(op); )*
+                <$last as FromRequest<S, M>>::describe(op);
+                <Res as IntoResponse>::describe(op);
             }
 
             fn call(self, mut req: Request, state: S) -> BoxFuture {

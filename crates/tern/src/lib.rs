@@ -50,6 +50,12 @@ pub mod __private {
         crate::context::with(&http::Extensions::new(), |c| f(&c.shared.config))
     }
 
+    /// Runs `f` on the routes of the app answering a request on this
+    /// thread (for a handler that serves the app's API document).
+    pub fn current_api_routes<R>(f: impl FnOnce(&[crate::routing::ApiRoute]) -> R) -> Option<R> {
+        crate::context::with(&http::Extensions::new(), |c| f(c.shared.table.api()))
+    }
+
     /// The `Accept` and `Content-Type` of the request being answered on
     /// this thread, kept when its handler's answer is negotiated
     /// (`IntoResponse::NEGOTIATED`); `None` otherwise.
@@ -62,7 +68,7 @@ pub mod __private {
         .flatten()
     }
 }
-pub use tern_core::{body, Problem, Request, Response};
+pub use tern_core::{body, doc, Problem, Request, Response};
 
 #[doc(no_inline)]
 pub use bytes::Bytes;

@@ -18,6 +18,7 @@ pub(crate) fn layer_fn<L: LayerBounds>(layer: L) -> LayerFn {
 trait ErasedHandler<S>: Send + Sync {
     fn into_route(self: Box<Self>, state: S) -> Route;
     fn check_route(&self, params: &[&str]) -> Result<(), String>;
+    fn describe(&self) -> tern_core::doc::Operation;
 }
 
 struct MakeRoute<H, T>(H, std::marker::PhantomData<fn() -> T>);
@@ -34,6 +35,12 @@ where
 
     fn check_route(&self, params: &[&str]) -> Result<(), String> {
         H::check_route(params)
+    }
+
+    fn describe(&self) -> tern_core::doc::Operation {
+        let mut op = tern_core::doc::Operation::default();
+        H::describe(&mut op);
+        op
     }
 }
 
@@ -56,6 +63,13 @@ impl<S> Pending<S> {
         match self {
             Pending::Handler(h) => h.check_route(params),
             Pending::Route(_) => Ok(()),
+        }
+    }
+
+    fn describe(&self) -> tern_core::doc::Operation {
+        match self {
+            Pending::Handler(h) => h.describe(),
+            Pending::Route(_) => tern_core::doc::Operation::default(),
         }
     }
 
@@ -228,6 +242,30 @@ impl<S: Clone + Send + Sync + 'static> MethodRouter<S> {
                 .map_err(|e| format!("its handler for any method: {e}"))?;
         }
         Ok(())
+    }
+
+    /// Each method's operation, as its handler describes it; `any`
+    /// handlers are listed under the methods they are most likely to get.
+    pub(crate) fn describe(&self) -> Vec<(Method, tern_core::doc::Operation)> {
+        let mut ops: Vec<(Method, tern_core::doc::Operation)> = self
+            .methods
+            .iter()
+            .map(|(m, p)| (m.clone(), p.describe()))
+            .collect();
+        if let Some(any) = &self.any {
+            for method in [
+                Method::GET,
+                Method::POST,
+                Method::PUT,
+                Method::PATCH,
+                Method::DELETE,
+            ] {
+                if !ops.iter().any(|(m, _)| *m == method) {
+                    ops.push((method, any.describe()));
+                }
+            }
+        }
+        ops
     }
 
     pub(crate) fn push_layers(&mut self, layers: &[LayerFn]) {

@@ -20,3 +20,19 @@ pub use method_router::{
 pub use route::{LayerBounds, Route, RouteFuture};
 pub use table::TrailingSlash;
 pub use tern_router::UrlError;
+
+/// A route as API documents (OpenAPI) see it: its pattern and what each
+/// method's handler takes and answers, as the extractors and the response
+/// type describe themselves (`describe` on `FromRequest`,
+/// `FromRequestParts` and `IntoResponse`). Listed by
+/// [`AppService::api_routes`](crate::AppService::api_routes).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ApiRoute {
+    /// The host pattern, for routes under [`App::host`](crate::App::host).
+    pub host: Option<String>,
+    /// The path pattern as registered (`/users/{id:u64}`).
+    pub path: String,
+    /// Each method's operation.
+    pub operations: Vec<(http::Method, tern_core::doc::Operation)>,
+}

@@ -75,6 +75,8 @@ pub(crate) struct Table {
     /// The health path, when the built-in handler answers it on every
     /// host (the app has no route of its own there).
     builtin_health: Option<String>,
+    /// The routes as API documents see them.
+    api: Vec<super::ApiRoute>,
 }
 
 fn new_router(constraints: &[(String, Constraint)]) -> tern_router::Router<usize> {
@@ -226,6 +228,24 @@ impl Table {
                 }
             }
         }
+        let mut api: Vec<super::ApiRoute> = Vec::new();
+        let hosts_named = by_host.iter().map(|(h, r)| (Some(h.as_str()), r));
+        for (host, routes) in std::iter::once((None, &default)).chain(hosts_named) {
+            for (path, methods) in routes.iter() {
+                let operations = methods.describe();
+                match api
+                    .iter_mut()
+                    .find(|r| r.path == *path && r.host.as_deref() == host)
+                {
+                    Some(route) => route.operations.extend(operations),
+                    None => api.push(super::ApiRoute {
+                        host: host.map(str::to_owned),
+                        path: path.clone(),
+                        operations,
+                    }),
+                }
+            }
+        }
         let hosts = if by_host.is_empty() {
             None
         } else {
@@ -248,7 +268,13 @@ impl Table {
             trailing,
             names,
             builtin_health,
+            api,
         })
+    }
+
+    /// The routes as API documents see them, in registration order.
+    pub(crate) fn api(&self) -> &[super::ApiRoute] {
+        &self.api
     }
 
     /// The health path, if the built-in health handler answers it whatever
