@@ -14,10 +14,13 @@ pub enum Format {
     Json,
     /// `application/cbor` (RFC 8949).
     Cbor,
+    /// `application/cose` (RFC 9052): the contract in CBOR, sealed with
+    /// a key of the app's [`Keyring`](crate::cose::Keyring).
+    Cose,
 }
 
 /// The formats, in the order of preference when `Accept` ties.
-const FORMATS: [Format; 2] = [Format::Json, Format::Cbor];
+const FORMATS: [Format; 3] = [Format::Json, Format::Cbor, Format::Cose];
 
 /// Nesting deeper than this is refused (as `serde_json` does).
 const MAX_DEPTH: usize = 128;
@@ -28,6 +31,7 @@ impl Format {
         match self {
             Format::Json => "application/json",
             Format::Cbor => "application/cbor",
+            Format::Cose => "application/cose",
         }
     }
 
@@ -44,6 +48,8 @@ impl Format {
             Some(Format::Json)
         } else if sub == "cbor" || sub.ends_with("+cbor") {
             Some(Format::Cbor)
+        } else if sub == "cose" || sub.ends_with("+cose") {
+            Some(Format::Cose)
         } else {
             None
         }
@@ -54,7 +60,8 @@ impl Format {
     pub fn decode<T: DeserializeOwned>(self, bytes: &[u8]) -> Result<T, Rejection> {
         match self {
             Format::Json => tern::Json::<T>::from_bytes(bytes).map(|tern::Json(v)| v),
-            Format::Cbor => decode_cbor(bytes),
+            // A COSE payload is CBOR, once opened.
+            Format::Cbor | Format::Cose => decode_cbor(bytes),
         }
     }
 
@@ -64,7 +71,7 @@ impl Format {
             Format::Json => serde_json::to_vec(value)
                 .map(Bytes::from)
                 .map_err(|e| e.to_string()),
-            Format::Cbor => {
+            Format::Cbor | Format::Cose => {
                 let mut out = Vec::with_capacity(128);
                 ciborium::into_writer(value, &mut out).map_err(|e| e.to_string())?;
                 Ok(Bytes::from(out))
@@ -170,8 +177,8 @@ pub(crate) fn request_format(headers: &HeaderMap) -> Result<Format, Rejection> {
                 .map(|v| format!("`{v}`"))
                 .unwrap_or_else(|| "no `Content-Type`".to_owned());
             Rejection::unsupported_media_type(format!(
-                "the body must be `application/json` or `application/cbor` (the request has \
-                 {sent})"
+                "the body must be `application/json`, `application/cbor` or (with COSE keys) \
+                 `application/cose` (the request has {sent})"
             ))
         })
 }
@@ -182,6 +189,7 @@ pub(crate) fn request_format(headers: &HeaderMap) -> Result<Format, Rejection> {
 pub(crate) fn answer_format(
     accept: Option<&HeaderValue>,
     request: Option<Format>,
+    sealable: bool,
 ) -> Result<Format, Rejection> {
     let Some(accept) = accept.and_then(|v| v.to_str().ok()) else {
         return Ok(request.unwrap_or(Format::Json));
@@ -195,6 +203,11 @@ pub(crate) fn answer_format(
         }
     };
     for format in FORMATS {
+        if format == Format::Cose && !sealable {
+            // Only the answer to a sealed request can be sealed (with its
+            // key).
+            continue;
+        }
         let q = quality(accept, format.media_type());
         if q == 0 {
             continue;
@@ -278,6 +291,7 @@ mod tests {
         answer_format(
             Some(&HeaderValue::from_str(accept).expect("a header")),
             request,
+            request == Some(Format::Cose),
         )
         .ok()
     }
@@ -297,7 +311,10 @@ mod tests {
         assert_eq!(choose("application/cbor;q=0, */*", None), Some(Json));
         assert_eq!(choose("text/html", Some(Json)), None);
         assert_eq!(choose("application/json;q=0", None), None);
-        assert_eq!(answer_format(None, Some(Cbor)).ok(), Some(Cbor));
+        assert_eq!(answer_format(None, Some(Cbor), false).ok(), Some(Cbor));
+        assert_eq!(choose("application/cose", Some(Json)), None);
+        assert_eq!(choose("*/*", Some(Cose)), Some(Cose));
+        assert_eq!(choose("application/json", Some(Cose)), Some(Json));
         assert_eq!(parse_q("0.25"), 250);
         assert_eq!(parse_q("1.0"), 1000);
         assert_eq!(parse_q("2"), 0);

@@ -61,11 +61,20 @@
 //! string with a fixed set of values. Unknown fields are refused (`422`
 //! naming them), as the schema's `additionalProperties: false` says.
 //!
+//! # Formats
+//! [`Valid<T>`] reads `application/json`, `application/cbor` (RFC 8949)
+//! and, when the app loads a [`cose::Keyring`], `application/cose` (RFC
+//! 9052: `COSE_Encrypt0`, `COSE_Mac0`, `COSE_Sign1`); it answers in the
+//! format `Accept` prefers, else the request's (a sealed request gets a
+//! sealed answer). [`openapi::OpenApi`] makes the app's OpenAPI 3.1
+//! document from the same types and serves it with a docs page.
+//!
 //! `#[contract]` derives `serde::Serialize` and `serde::Deserialize`
 //! (do not derive them again); `#[serde(rename = ..)]`,
 //! `#[serde(rename_all = ..)]` and `#[serde(default)]` are understood, and
 //! errors and schemas use the names on the wire.
 
+pub mod cose;
 mod format;
 pub mod openapi;
 pub mod rules;

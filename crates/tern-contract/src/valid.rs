@@ -6,7 +6,13 @@ use http::{header, HeaderValue, StatusCode};
 use tern::{config::InvalidResponses, Bytes, IntoResponse, Problem, Request, Response};
 use tern_core::extract::FromRequest;
 
+use std::sync::Arc;
+
+use tern::settings::Settings;
+use tern_core::extract::Rejection;
+
 use crate::{
+    cose::{Keyring, Seal},
     format::{answer_format, request_format},
     openapi::{problem_response, schema_of},
     Contract, Format, Violations,
@@ -53,12 +59,41 @@ where
 {
     type Rejection = Response;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Response> {
+    async fn from_request(mut req: Request, state: &S) -> Result<Self, Response> {
         let format = request_format(req.headers()).map_err(IntoResponse::into_response)?;
+        let keyring = if format == Format::Cose {
+            let Some(keyring) = Settings::<Keyring>::of(&req) else {
+                return Err(Rejection::unsupported_media_type(
+                    "this app has no COSE keys: send `application/json` or `application/cbor`",
+                )
+                .into_response());
+            };
+            Some(keyring)
+        } else {
+            None
+        };
+        let mut extensions = std::mem::take(req.extensions_mut());
         let bytes = Bytes::from_request(req, state)
             .await
             .map_err(IntoResponse::into_response)?;
-        let value: T = format.decode(&bytes).map_err(IntoResponse::into_response)?;
+        let value: T = match keyring {
+            Some(keyring) => {
+                let opened = keyring.open(&bytes).map_err(IntoResponse::into_response)?;
+                let value = format
+                    .decode(&opened.payload)
+                    .map_err(IntoResponse::into_response)?;
+                // The answer is sealed the same way.
+                tern::__private::set_negotiation_hint(
+                    &mut extensions,
+                    Arc::new(SealedWith {
+                        seal: opened.seal,
+                        kid: opened.kid,
+                    }),
+                );
+                value
+            }
+            None => format.decode(&bytes).map_err(IntoResponse::into_response)?,
+        };
         match value.validate() {
             Ok(()) => Ok(Valid(value)),
             Err(violations) => Err(invalid(StatusCode::UNPROCESSABLE_ENTITY, &violations)),
@@ -71,10 +106,18 @@ where
             "content": {
                 "application/json": { "schema": schema },
                 "application/cbor": { "schema": schema },
+                "application/cose": {
+                    "schema": { "type": "string", "contentMediaType": "application/cose",
+                        "description": "a COSE_Encrypt0, COSE_Mac0 or COSE_Sign1 whose payload is the CBOR form" },
+                },
             },
         }));
         for (status, why) in [
-            ("400", "The body is not valid JSON or CBOR."),
+            ("400", "The body is not valid JSON, CBOR or COSE."),
+            (
+                "401",
+                "A COSE body names an unknown key, does not verify, or is a replay.",
+            ),
             (
                 "413",
                 "The body is larger than the limit (TERN_MAX_BODY_BYTES).",
@@ -97,9 +140,15 @@ impl<T: Contract> IntoResponse for Valid<T> {
     const NEGOTIATED: bool = true;
 
     fn into_response(self) -> Response {
-        let (accept, content_type) = tern::__private::current_negotiation().unwrap_or_default();
-        let request = content_type.as_ref().and_then(Format::of_content_type);
-        let format = match answer_format(accept.as_ref(), request) {
+        let negotiated = tern::__private::current_negotiation().unwrap_or_default();
+        let request = negotiated
+            .content_type
+            .as_ref()
+            .and_then(Format::of_content_type);
+        let sealed = negotiated
+            .hint
+            .and_then(|h| h.downcast::<SealedWith>().ok());
+        let format = match answer_format(negotiated.accept.as_ref(), request, sealed.is_some()) {
             Ok(format) => format,
             Err(not_acceptable) => return not_acceptable.into_response(),
         };
@@ -118,7 +167,10 @@ impl<T: Contract> IntoResponse for Valid<T> {
                 return invalid(StatusCode::INTERNAL_SERVER_ERROR, &violations);
             }
         }
-        encoded(&self.0, format)
+        match (format, sealed) {
+            (Format::Cose, Some(sealed)) => sealed_answer(&self.0, &sealed),
+            _ => encoded(&self.0, format),
+        }
     }
 
     fn describe(op: &mut Operation) {
@@ -156,6 +208,34 @@ pub(crate) fn encoded<T: serde::Serialize>(value: &T, format: Format) -> Respons
             .with_detail(format!(
                 "the answer could not be encoded as {format:?}: {e}"
             ))
+            .into_response(),
+    }
+}
+
+/// How the request was sealed: its answer is sealed the same way.
+struct SealedWith {
+    seal: Seal,
+    kid: Vec<u8>,
+}
+
+/// `value` in CBOR, sealed like the request.
+fn sealed_answer<T: serde::Serialize>(value: &T, sealed: &SealedWith) -> Response {
+    let sealed_bytes = Format::Cbor.encode(value).and_then(|cbor| {
+        let keyring = tern::__private::current_settings::<Keyring>()
+            .ok_or_else(|| "the app's COSE keys are gone".to_owned())?;
+        keyring.seal_answer(sealed.seal, &sealed.kid, &cbor)
+    });
+    match sealed_bytes {
+        Ok(bytes) => {
+            let mut res = Response::new(tern::body::Body::from(Bytes::from(bytes)));
+            res.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/cose"),
+            );
+            res
+        }
+        Err(e) => Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+            .with_detail(format!("the answer could not be sealed: {e}"))
             .into_response(),
     }
 }

@@ -102,10 +102,13 @@ pub(crate) struct Ctx {
 
 /// What content negotiation needs of a request, kept past the handler's
 /// taking of it.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Negotiation {
     pub(crate) accept: Option<HeaderValue>,
     pub(crate) content_type: Option<HeaderValue>,
+    /// What the request's extractor learnt for the answer (the key a COSE
+    /// request was sealed with).
+    pub(crate) hint: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// Keeps `req`'s `Accept` and `Content-Type` in its context.
@@ -113,6 +116,7 @@ pub(crate) fn keep_negotiation(req: &mut tern_core::Request) {
     let kept = Negotiation {
         accept: req.headers().get(http::header::ACCEPT).cloned(),
         content_type: req.headers().get(http::header::CONTENT_TYPE).cloned(),
+        hint: None,
     };
     with_mut(req.extensions_mut(), |c| {
         c.negotiation = Some(Box::new(kept))

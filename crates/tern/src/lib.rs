@@ -56,16 +56,47 @@ pub mod __private {
         crate::context::with(&http::Extensions::new(), |c| f(c.shared.table.api()))
     }
 
-    /// The `Accept` and `Content-Type` of the request being answered on
-    /// this thread, kept when its handler's answer is negotiated
-    /// (`IntoResponse::NEGOTIATED`); `None` otherwise.
-    pub fn current_negotiation() -> Option<(Option<http::HeaderValue>, Option<http::HeaderValue>)> {
+    /// What a negotiated answer needs of its request (see
+    /// `IntoResponse::NEGOTIATED`).
+    #[derive(Clone, Default)]
+    pub struct Negotiated {
+        /// The request's `Accept`.
+        pub accept: Option<http::HeaderValue>,
+        /// The request's `Content-Type`.
+        pub content_type: Option<http::HeaderValue>,
+        /// What the request's extractor left for the answer.
+        pub hint: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+    }
+
+    /// The negotiation of the request being answered on this thread, kept
+    /// when its handler's answer is negotiated; `None` otherwise.
+    pub fn current_negotiation() -> Option<Negotiated> {
         crate::context::with(&http::Extensions::new(), |c| {
-            c.negotiation
-                .as_ref()
-                .map(|n| (n.accept.clone(), n.content_type.clone()))
+            c.negotiation.as_ref().map(|n| Negotiated {
+                accept: n.accept.clone(),
+                content_type: n.content_type.clone(),
+                hint: n.hint.clone(),
+            })
         })
         .flatten()
+    }
+
+    /// Leaves `hint` for the negotiated answer of the request whose
+    /// extensions these are (an extractor does, before the handler runs).
+    pub fn set_negotiation_hint(
+        extensions: &mut http::Extensions,
+        hint: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    ) {
+        crate::context::with_mut(extensions, |c| {
+            if let Some(n) = &mut c.negotiation {
+                n.hint = Some(hint);
+            }
+        });
+    }
+
+    /// The settings `T` of the app answering a request on this thread.
+    pub fn current_settings<T: Send + Sync + 'static>() -> Option<std::sync::Arc<T>> {
+        crate::context::with(&http::Extensions::new(), |c| c.shared.settings.get::<T>()).flatten()
     }
 }
 pub use tern_core::{body, doc, Problem, Request, Response};

@@ -1,0 +1,681 @@
+//! Contracts sealed with COSE (RFC 9052): `application/cose` bodies are a
+//! tagged `COSE_Encrypt0` (AES-256-GCM), `COSE_Mac0` (HMAC 256/256) or
+//! `COSE_Sign1` (EdDSA, Ed25519) whose payload is the contract in CBOR.
+//!
+//! The keys live in the app's settings, by key id (`kid`), several at once
+//! so that they can rotate:
+//!
+//! ```toml
+//! [cose]
+//! keys = ["k1:A256GCM:<32 bytes, base64>", "m1:HMAC256:<32 bytes or more, base64>",
+//!         "s1:EdDSA:<a 32-byte Ed25519 seed, base64>", "c1:EdDSA-public:<a 32-byte public key>"]
+//! replay_window = 300     # seconds a message is remembered (default 300)
+//! replay_capacity = 100000
+//! ```
+//!
+//! or `COSE_KEYS=k1:A256GCM:...,m1:HMAC256:...`; loaded with
+//! `App::settings::<Keyring>("cose")`. A request sealed with a key is
+//! answered sealed the same way: `COSE_Encrypt0` with the same key and a
+//! fresh random nonce, `COSE_Mac0` with the same key, `COSE_Sign1` signed
+//! with the app's own EdDSA key (the request's `kid` if it holds a seed,
+//! else the first seed of the keyring).
+//!
+//! Refused, each with its own problem: an untagged or malformed message
+//! (`400`), a message that names no key or an unknown one, an algorithm
+//! not configured for its key, a tag, signature or ciphertext that does
+//! not verify (`401`), a message seen before within the replay window
+//! (`401`), a full replay cache (`503`). Tags are checked in constant time
+//! (`hmac`'s `verify_slice`); nonces come from the operating system.
+
+use std::{
+    collections::{HashMap, VecDeque},
+    fmt,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
+
+use aes_gcm::{
+    aead::{Aead, KeyInit, Payload},
+    Aes256Gcm, Nonce,
+};
+use base64::Engine as _;
+use coset::{
+    iana, CborSerializable, CoseEncrypt0, CoseEncrypt0Builder, CoseMac0, CoseMac0Builder,
+    CoseSign1, CoseSign1Builder, HeaderBuilder, TaggedCborSerializable,
+};
+use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use hmac::{Hmac, Mac};
+use http::StatusCode;
+use serde::{Deserialize, Deserializer};
+use sha2::{Digest, Sha256};
+use tern::settings::Secret;
+use tern_core::extract::Rejection;
+
+/// How a message is sealed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Seal {
+    /// `COSE_Encrypt0` with AES-256-GCM: secret and authenticated.
+    Encrypt0,
+    /// `COSE_Mac0` with HMAC 256/256: authenticated.
+    Mac0,
+    /// `COSE_Sign1` with EdDSA (Ed25519): signed.
+    Sign1,
+}
+
+impl Seal {
+    fn tag(self) -> u8 {
+        // The one-byte CBOR heads of tags 16, 17 and 18.
+        match self {
+            Seal::Encrypt0 => 0xd0,
+            Seal::Mac0 => 0xd1,
+            Seal::Sign1 => 0xd2,
+        }
+    }
+}
+
+enum Material {
+    Aes256Gcm(Box<Aes256Gcm>),
+    Hmac256(Vec<u8>),
+    Ed25519 {
+        verifying: VerifyingKey,
+        signing: Option<Box<SigningKey>>,
+    },
+}
+
+struct Key {
+    kid: Vec<u8>,
+    material: Material,
+}
+
+impl Key {
+    fn seal(&self) -> Seal {
+        match self.material {
+            Material::Aes256Gcm(_) => Seal::Encrypt0,
+            Material::Hmac256(_) => Seal::Mac0,
+            Material::Ed25519 { .. } => Seal::Sign1,
+        }
+    }
+
+    fn kid(&self) -> String {
+        String::from_utf8_lossy(&self.kid).into_owned()
+    }
+}
+
+/// The keys COSE messages are opened and sealed with, by key id, and the
+/// messages seen within the replay window. Loaded as the app's settings
+/// (`App::settings::<Keyring>("cose")`); see the [module](self).
+pub struct Keyring {
+    keys: Vec<Key>,
+    window: Duration,
+    capacity: usize,
+    seen: Mutex<Seen>,
+}
+
+impl fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Key ids and kinds only: never the keys.
+        f.debug_struct("Keyring")
+            .field(
+                "keys",
+                &self
+                    .keys
+                    .iter()
+                    .map(|k| format!("{}:{:?}", k.kid(), k.seal()))
+                    .collect::<Vec<_>>(),
+            )
+            .field("replay_window", &self.window)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct Seen {
+    at: HashMap<[u8; 32], Instant>,
+    order: VecDeque<([u8; 32], Instant)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyringSettings {
+    keys: Vec<KeyEntry>,
+    #[serde(default = "default_window")]
+    replay_window: u64,
+    #[serde(default = "default_capacity")]
+    replay_capacity: usize,
+}
+
+fn default_window() -> u64 {
+    300
+}
+
+fn default_capacity() -> usize {
+    100_000
+}
+
+/// One `kid:ALG:base64` entry, parsed where it is read (so that an error
+/// names the setting and the entry).
+struct KeyEntry(Key);
+
+impl<'de> Deserialize<'de> for KeyEntry {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = Secret::deserialize(deserializer)?;
+        parse_key(text.expose())
+            .map(KeyEntry)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Keyring {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let settings = KeyringSettings::deserialize(deserializer)?;
+        let mut keys: Vec<Key> = Vec::with_capacity(settings.keys.len());
+        for KeyEntry(key) in settings.keys {
+            if keys.iter().any(|k| k.kid == key.kid) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key id `{}` is given twice",
+                    key.kid()
+                )));
+            }
+            keys.push(key);
+        }
+        if keys.is_empty() {
+            return Err(serde::de::Error::custom("no keys: give at least one"));
+        }
+        Ok(Keyring {
+            keys,
+            window: Duration::from_secs(settings.replay_window),
+            capacity: settings.replay_capacity.max(1),
+            seen: Mutex::new(Seen::default()),
+        })
+    }
+}
+
+/// `kid:ALG:base64`; errors never quote the key.
+fn parse_key(entry: &str) -> Result<Key, String> {
+    let mut parts = entry.trim().splitn(3, ':');
+    let (Some(kid), Some(alg), Some(material)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(
+            "write it `kid:ALG:base64` (ALG: A256GCM, HMAC256, EdDSA, EdDSA-public)".into(),
+        );
+    };
+    if kid.is_empty() {
+        return Err("the key id is empty".into());
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(material.trim())
+        .map_err(|_| format!("`{kid}`: the key is not base64"))?;
+    let exactly = |n: usize| {
+        if bytes.len() == n {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{kid}`: {alg} needs a key of {n} bytes (this one has {})",
+                bytes.len()
+            ))
+        }
+    };
+    let material = match alg {
+        "A256GCM" => {
+            exactly(32)?;
+            let cipher = Aes256Gcm::new_from_slice(&bytes).map_err(|_| format!("`{kid}`"))?;
+            Material::Aes256Gcm(Box::new(cipher))
+        }
+        "HMAC256" => {
+            if bytes.len() < 32 {
+                return Err(format!(
+                    "`{kid}`: HMAC256 needs a key of 32 bytes or more (this one has {})",
+                    bytes.len()
+                ));
+            }
+            Material::Hmac256(bytes)
+        }
+        "EdDSA" => {
+            exactly(32)?;
+            let seed: [u8; 32] = bytes
+                .as_slice()
+                .try_into()
+                .map_err(|_| format!("`{kid}`"))?;
+            let signing = SigningKey::from_bytes(&seed);
+            Material::Ed25519 {
+                verifying: signing.verifying_key(),
+                signing: Some(Box::new(signing)),
+            }
+        }
+        "EdDSA-public" => {
+            exactly(32)?;
+            let public: [u8; 32] = bytes
+                .as_slice()
+                .try_into()
+                .map_err(|_| format!("`{kid}`"))?;
+            let verifying = VerifyingKey::from_bytes(&public)
+                .map_err(|_| format!("`{kid}`: not an Ed25519 public key"))?;
+            Material::Ed25519 {
+                verifying,
+                signing: None,
+            }
+        }
+        other => {
+            return Err(format!(
+                "`{kid}`: unknown algorithm `{other}`; the algorithms are A256GCM, HMAC256, \
+                 EdDSA, EdDSA-public"
+            ))
+        }
+    };
+    Ok(Key {
+        kid: kid.as_bytes().to_vec(),
+        material,
+    })
+}
+
+/// A message opened: its payload, and how to seal the answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    /// The payload (the contract in CBOR).
+    pub payload: Vec<u8>,
+    /// How the message was sealed.
+    pub seal: Seal,
+    /// The key it was sealed with.
+    pub kid: Vec<u8>,
+}
+
+fn malformed(detail: impl Into<String>) -> Rejection {
+    Rejection::invalid(StatusCode::BAD_REQUEST, detail)
+}
+
+fn refused(detail: impl Into<String>) -> Rejection {
+    Rejection::invalid(StatusCode::UNAUTHORIZED, detail)
+}
+
+impl Keyring {
+    /// Opens a tagged COSE message: finds its key, checks its algorithm,
+    /// verifies or decrypts it, refuses a replay.
+    pub fn open(&self, bytes: &[u8]) -> Result<Opened, Rejection> {
+        let seal = match bytes.first() {
+            Some(0xd0) => Seal::Encrypt0,
+            Some(0xd1) => Seal::Mac0,
+            Some(0xd2) => Seal::Sign1,
+            _ => {
+                return Err(malformed(
+                    "an application/cose body must be a tagged COSE_Encrypt0 (tag 16), \
+                     COSE_Mac0 (17) or COSE_Sign1 (18)",
+                ))
+            }
+        };
+        let bad = |e: coset::CoseError| malformed(format!("a malformed COSE_{seal:?}: {e}"));
+        match seal {
+            Seal::Encrypt0 => {
+                let m = CoseEncrypt0::from_tagged_slice(bytes).map_err(bad)?;
+                self.open_encrypt0(&m)
+            }
+            Seal::Mac0 => {
+                let m = CoseMac0::from_tagged_slice(bytes).map_err(bad)?;
+                self.open_mac0(&m)
+            }
+            Seal::Sign1 => {
+                let m = CoseSign1::from_tagged_slice(bytes).map_err(bad)?;
+                self.open_sign1(&m)
+            }
+        }
+    }
+
+    /// The key a message names, checked against its algorithm.
+    fn key_for(
+        &self,
+        seal: Seal,
+        protected: &coset::Header,
+        unprotected: &coset::Header,
+        allowed: &[iana::Algorithm],
+    ) -> Result<&Key, Rejection> {
+        let kid = if protected.key_id.is_empty() {
+            &unprotected.key_id
+        } else {
+            &protected.key_id
+        };
+        if kid.is_empty() {
+            return Err(refused("the COSE message names no key (`kid`)"));
+        }
+        let key = self.keys.iter().find(|k| k.kid == *kid).ok_or_else(|| {
+            refused(format!(
+                "unknown key id `{}`",
+                crate::violation::shorten(&String::from_utf8_lossy(kid))
+            ))
+        })?;
+        let alg_ok = matches!(
+            &protected.alg,
+            Some(coset::RegisteredLabelWithPrivate::Assigned(a)) if allowed.contains(a)
+        );
+        if key.seal() != seal || !alg_ok {
+            return Err(refused(format!(
+                "the algorithm of this COSE_{seal:?} is not the one configured for key `{}` ({:?})",
+                key.kid(),
+                key.seal()
+            )));
+        }
+        Ok(key)
+    }
+
+    fn open_encrypt0(&self, m: &CoseEncrypt0) -> Result<Opened, Rejection> {
+        let key = self.key_for(
+            Seal::Encrypt0,
+            &m.protected.header,
+            &m.unprotected,
+            &[iana::Algorithm::A256GCM],
+        )?;
+        let Material::Aes256Gcm(cipher) = &key.material else {
+            return Err(refused("the key is not an AES-256-GCM key"));
+        };
+        let iv = if m.unprotected.iv.is_empty() {
+            &m.protected.header.iv
+        } else {
+            &m.unprotected.iv
+        };
+        if iv.len() != 12 {
+            return Err(malformed(
+                "a COSE_Encrypt0 with AES-256-GCM needs a 12-byte IV",
+            ));
+        }
+        let payload = m.decrypt_ciphertext(
+            &[],
+            || malformed("the COSE_Encrypt0 has no ciphertext"),
+            |ct, aad| {
+                cipher
+                    .decrypt(Nonce::from_slice(iv), Payload { msg: ct, aad })
+                    .map_err(|_| {
+                        refused("the COSE_Encrypt0 does not decrypt: tampered, or another key")
+                    })
+            },
+        )?;
+        self.remember(Seal::Encrypt0, &key.kid, iv)?;
+        Ok(Opened {
+            payload,
+            seal: Seal::Encrypt0,
+            kid: key.kid.clone(),
+        })
+    }
+
+    fn open_mac0(&self, m: &CoseMac0) -> Result<Opened, Rejection> {
+        let key = self.key_for(
+            Seal::Mac0,
+            &m.protected.header,
+            &m.unprotected,
+            &[iana::Algorithm::HMAC_256_256],
+        )?;
+        let Material::Hmac256(secret) = &key.material else {
+            return Err(refused("the key is not an HMAC key"));
+        };
+        m.verify_payload_tag(
+            &[],
+            || malformed("the COSE_Mac0 has no payload"),
+            |tag, data| {
+                let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret)
+                    .map_err(|_| refused("the HMAC key is unusable"))?;
+                mac.update(data);
+                // Constant time.
+                mac.verify_slice(tag)
+                    .map_err(|_| refused("the COSE_Mac0's tag does not verify"))
+            },
+        )?;
+        self.remember(Seal::Mac0, &key.kid, &m.tag)?;
+        Ok(Opened {
+            payload: m.payload.clone().unwrap_or_default(),
+            seal: Seal::Mac0,
+            kid: key.kid.clone(),
+        })
+    }
+
+    fn open_sign1(&self, m: &CoseSign1) -> Result<Opened, Rejection> {
+        let key = self.key_for(
+            Seal::Sign1,
+            &m.protected.header,
+            &m.unprotected,
+            &[iana::Algorithm::EdDSA, iana::Algorithm::Ed25519],
+        )?;
+        let Material::Ed25519 { verifying, .. } = &key.material else {
+            return Err(refused("the key is not an Ed25519 key"));
+        };
+        let Some(payload) = m.payload.clone() else {
+            return Err(malformed(
+                "the COSE_Sign1 has no payload (detached payloads are not read)",
+            ));
+        };
+        m.verify_signature(&[], |sig, data| {
+            let sig = ed25519_dalek::Signature::from_slice(sig)
+                .map_err(|_| refused("the COSE_Sign1's signature is not an Ed25519 signature"))?;
+            verifying
+                .verify_strict(data, &sig)
+                .map_err(|_| refused("the COSE_Sign1's signature does not verify"))
+        })?;
+        self.remember(Seal::Sign1, &key.kid, &m.signature)?;
+        Ok(Opened {
+            payload,
+            seal: Seal::Sign1,
+            kid: key.kid.clone(),
+        })
+    }
+
+    /// Refuses a message seen within the window; remembers this one.
+    fn remember(&self, seal: Seal, kid: &[u8], id: &[u8]) -> Result<(), Rejection> {
+        let mut hash = Sha256::new();
+        hash.update([seal.tag()]);
+        hash.update((kid.len() as u64).to_be_bytes());
+        hash.update(kid);
+        hash.update(id);
+        let id: [u8; 32] = hash.finalize().into();
+        let now = Instant::now();
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        while let Some((old, at)) = seen.order.front().copied() {
+            if now.duration_since(at) < self.window {
+                break;
+            }
+            seen.order.pop_front();
+            if seen.at.get(&old) == Some(&at) {
+                seen.at.remove(&old);
+            }
+        }
+        if let Some(at) = seen.at.get(&id) {
+            return Err(refused(format!(
+                "this COSE message was already received {} s ago (replay window {} s)",
+                now.duration_since(*at).as_secs(),
+                self.window.as_secs()
+            )));
+        }
+        if seen.at.len() >= self.capacity {
+            // Fail closed: forgetting a message early would let it replay.
+            return Err(Rejection::invalid(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many COSE messages within the replay window; try again later \
+                 (COSE_REPLAY_CAPACITY)",
+            ));
+        }
+        seen.at.insert(id, now);
+        seen.order.push_back((id, now));
+        Ok(())
+    }
+
+    /// Seals `payload` as the answer to a message opened with `seal` and
+    /// `kid`.
+    pub fn seal_answer(&self, seal: Seal, kid: &[u8], payload: &[u8]) -> Result<Vec<u8>, String> {
+        match seal {
+            Seal::Sign1 => {
+                // The app's own signing key: the request's, if it holds a
+                // seed, else the first seed.
+                let own = self
+                    .keys
+                    .iter()
+                    .filter(|k| {
+                        matches!(
+                            &k.material,
+                            Material::Ed25519 {
+                                signing: Some(_),
+                                ..
+                            }
+                        )
+                    })
+                    .find(|k| k.kid == kid)
+                    .or_else(|| {
+                        self.keys.iter().find(|k| {
+                            matches!(
+                                &k.material,
+                                Material::Ed25519 {
+                                    signing: Some(_),
+                                    ..
+                                }
+                            )
+                        })
+                    })
+                    .ok_or("no EdDSA key with a seed to sign answers with")?;
+                self.seal(Seal::Sign1, &own.kid, payload)
+            }
+            other => self.seal(other, kid, payload),
+        }
+    }
+
+    /// Seals `payload` with the key `kid`: a tagged COSE message.
+    pub fn seal(&self, seal: Seal, kid: &[u8], payload: &[u8]) -> Result<Vec<u8>, String> {
+        let key = self
+            .keys
+            .iter()
+            .find(|k| k.kid == kid && k.seal() == seal)
+            .ok_or_else(|| format!("no {seal:?} key `{}`", String::from_utf8_lossy(kid)))?;
+        let encoded = match &key.material {
+            Material::Aes256Gcm(cipher) => {
+                let mut iv = [0u8; 12];
+                getrandom::getrandom(&mut iv).map_err(|e| e.to_string())?;
+                let protected = HeaderBuilder::new()
+                    .algorithm(iana::Algorithm::A256GCM)
+                    .key_id(key.kid.clone())
+                    .build();
+                let unprotected = HeaderBuilder::new().iv(iv.to_vec()).build();
+                CoseEncrypt0Builder::new()
+                    .protected(protected)
+                    .unprotected(unprotected)
+                    .try_create_ciphertext(payload, &[], |plain, aad| {
+                        cipher
+                            .encrypt(Nonce::from_slice(&iv), Payload { msg: plain, aad })
+                            .map_err(|_| "AES-256-GCM failed".to_owned())
+                    })?
+                    .build()
+                    .to_tagged_vec()
+            }
+            Material::Hmac256(secret) => {
+                let protected = HeaderBuilder::new()
+                    .algorithm(iana::Algorithm::HMAC_256_256)
+                    .key_id(key.kid.clone())
+                    .build();
+                CoseMac0Builder::new()
+                    .protected(protected)
+                    .payload(payload.to_vec())
+                    .try_create_tag(&[], |data| {
+                        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret)
+                            .map_err(|_| "an unusable HMAC key".to_owned())?;
+                        mac.update(data);
+                        Ok::<_, String>(mac.finalize().into_bytes().to_vec())
+                    })?
+                    .build()
+                    .to_tagged_vec()
+            }
+            Material::Ed25519 { signing, .. } => {
+                let signing = signing
+                    .as_ref()
+                    .ok_or("this EdDSA key has no seed: it only verifies")?;
+                let protected = HeaderBuilder::new()
+                    .algorithm(iana::Algorithm::EdDSA)
+                    .key_id(key.kid.clone())
+                    .build();
+                CoseSign1Builder::new()
+                    .protected(protected)
+                    .payload(payload.to_vec())
+                    .create_signature(&[], |data| signing.sign(data).to_bytes().to_vec())
+                    .build()
+                    .to_tagged_vec()
+            }
+        };
+        encoded.map_err(|e| e.to_string())
+    }
+}
+
+/// Whether `bytes` could be a COSE message (for tests and clients).
+pub fn is_cose(bytes: &[u8]) -> bool {
+    matches!(bytes.first(), Some(0xd0..=0xd2))
+        && coset::cbor::value::Value::from_slice(bytes).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keyring() -> Keyring {
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let settings = serde_json::json!({
+            "keys": [
+                format!("k1:A256GCM:{}", b64(&[7; 32])),
+                format!("m1:HMAC256:{}", b64(&[9; 32])),
+                format!("s1:EdDSA:{}", b64(&[3; 32])),
+            ],
+        });
+        serde_json::from_value(settings).expect("a keyring")
+    }
+
+    #[test]
+    fn each_seal_opens_once() {
+        let ring = keyring();
+        for (seal, kid) in [
+            (Seal::Encrypt0, "k1"),
+            (Seal::Mac0, "m1"),
+            (Seal::Sign1, "s1"),
+        ] {
+            let sealed = ring
+                .seal(seal, kid.as_bytes(), b"\xa1\x61a\x01")
+                .expect("sealed");
+            assert!(is_cose(&sealed));
+            let opened = ring.open(&sealed).expect("opened");
+            assert_eq!(opened.payload, b"\xa1\x61a\x01");
+            assert_eq!((opened.seal, opened.kid.as_slice()), (seal, kid.as_bytes()));
+            // The same message again: a replay.
+            let again = ring.open(&sealed).expect_err("a replay");
+            assert!(again.to_string().contains("already received"), "{again}");
+            // One byte changed anywhere after the tag: refused, never opened.
+            for i in [sealed.len() / 2, sealed.len() - 1] {
+                let mut tampered = sealed.clone();
+                tampered[i] ^= 0x01;
+                assert!(ring.open(&tampered).is_err(), "{seal:?} byte {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn keys_are_checked_when_loaded_and_never_printed() {
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        for (entry, error) in [
+            (
+                format!("k1:A256GCM:{}", b64(&[1; 16])),
+                "needs a key of 32 bytes (this one has 16)",
+            ),
+            ("k1:A256GCM:not base64!".to_owned(), "is not base64"),
+            (
+                format!("k1:RSA:{}", b64(&[1; 32])),
+                "unknown algorithm `RSA`",
+            ),
+            ("nocolons".to_owned(), "write it `kid:ALG:base64`"),
+        ] {
+            let settings = serde_json::json!({ "keys": [entry] });
+            let e = serde_json::from_value::<Keyring>(settings)
+                .expect_err(&entry)
+                .to_string();
+            assert!(e.contains(error), "{e}");
+            assert!(
+                !e.contains(&b64(&[1; 32])) && !e.contains(&b64(&[1; 16])),
+                "{e}"
+            );
+        }
+        let ring = keyring();
+        let shown = format!("{ring:?}");
+        assert!(
+            shown.contains("k1:Encrypt0") && !shown.contains(&b64(&[7; 32])),
+            "{shown}"
+        );
+    }
+}
