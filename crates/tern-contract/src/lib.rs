@@ -76,6 +76,8 @@
 
 pub mod cose;
 mod format;
+#[doc(hidden)]
+pub mod integer;
 pub mod openapi;
 pub mod rules;
 pub mod schema;
@@ -133,7 +135,7 @@ pub trait Contract: Serialize + DeserializeOwned + FieldType {
 /// For the code `#[contract]` generates; not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::{rules, schema};
+    pub use crate::{integer, rules, schema};
     pub use regex::Regex;
     pub use serde;
     pub use serde_json;

@@ -301,6 +301,24 @@ async fn decoding_errors_keep_their_statuses() {
         assert_eq!(status, 422, "{answer}");
         assert_eq!(answer["pointer"], pointer, "{answer}");
     }
+    // JSON Schema's `integer` includes `3.0`: accepted, as the schema
+    // says; `3.5` is not an integer.
+    assert_eq!(
+        post_json(&server, &with(&[("qty", json!(3.0))])).await.0,
+        200
+    );
+    let (status, answer) = post_json(&server, &with(&[("qty", json!(3.5))])).await;
+    assert_eq!(
+        (status, answer["pointer"].as_str()),
+        (422, Some("/qty")),
+        "{answer}"
+    );
+    let (status, answer) = post_json(&server, &with(&[("qty", json!(5e9))])).await;
+    assert_eq!(
+        (status, answer["pointer"].as_str()),
+        (422, Some("/qty")),
+        "{answer}"
+    );
     let mut missing = good();
     missing.as_object_mut().unwrap().remove("qty");
     let (status, answer) = post_json(&server, &missing).await;
@@ -547,10 +565,10 @@ async fn hostile_cbor_gets_a_specific_problem() {
 /// The Python of a virtual environment with the reference tools
 /// (`tests/requirements.txt`), or `None` with a notice: `.ci/run` sets it.
 fn reference_python() -> Option<String> {
-    let python = std::env::var("TERN_CONTRACT_PYTHON").ok();
+    let python = std::env::var("CONTRACT_REFERENCE_PYTHON").ok();
     if python.is_none() {
         println!(
-            "skipped: TERN_CONTRACT_PYTHON is not set (a Python with \
+            "skipped: CONTRACT_REFERENCE_PYTHON is not set (a Python with \
              crates/tern-contract/tests/requirements.txt; .ci/run sets it)"
         );
     }

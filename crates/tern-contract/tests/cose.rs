@@ -286,7 +286,7 @@ fn keys_that_cannot_work_stop_the_start_naming_the_setting() {
 /// pycose's side: `tests/pycose_peer.py` with the reference Python.
 fn pycose(mode: &str, kind: &str, input: &[u8]) -> Vec<u8> {
     use std::io::Write;
-    let python = std::env::var("TERN_CONTRACT_PYTHON").unwrap();
+    let python = std::env::var("CONTRACT_REFERENCE_PYTHON").unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/pycose_peer.py");
     let mut child = std::process::Command::new(python)
         .args([script, mode, kind])
@@ -311,8 +311,8 @@ fn pycose(mode: &str, kind: &str, input: &[u8]) -> Vec<u8> {
 
 #[tokio::test]
 async fn pycose_seals_requests_and_opens_answers() {
-    if std::env::var("TERN_CONTRACT_PYTHON").is_err() {
-        println!("skipped: TERN_CONTRACT_PYTHON is not set (a Python with tests/requirements.txt; .ci/run sets it)");
+    if std::env::var("CONTRACT_REFERENCE_PYTHON").is_err() {
+        println!("skipped: CONTRACT_REFERENCE_PYTHON is not set (a Python with tests/requirements.txt; .ci/run sets it)");
         return;
     }
     let server = spawn(true).await;

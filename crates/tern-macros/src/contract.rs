@@ -96,6 +96,27 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                     None => apply_field_rule(rename_all.as_deref(), &ident.to_string()),
                 };
                 let ty = &field.ty;
+                // JSON Schema's `integer` takes `507.0`; serde's integers
+                // do not: read integer fields leniently (unless the field
+                // says how it is read).
+                if !has_serde_word(&field.attrs, "deserialize_with")
+                    && !has_serde_word(&field.attrs, "with")
+                {
+                    match integer_kind(ty) {
+                        Some(IntegerKind::Plain) => field.attrs.push(syn::parse_quote!(
+                            #[serde(deserialize_with = "::tern_contract::__private::integer::deserialize")]
+                        )),
+                        Some(IntegerKind::Optional) => {
+                            field.attrs.push(syn::parse_quote!(
+                                #[serde(deserialize_with = "::tern_contract::__private::integer::option")]
+                            ));
+                            if !has_serde_word(&field.attrs, "default") {
+                                field.attrs.push(syn::parse_quote!(#[serde(default)]));
+                            }
+                        }
+                        None => {}
+                    }
+                }
                 let default = container_default || has_serde_word(&field.attrs, "default");
                 let checks = rules.iter().map(|r| validate_rule(r, ty));
                 validate.push(quote! {
@@ -546,4 +567,34 @@ pub(crate) fn without_rules(item: TokenStream) -> TokenStream {
         Data::Union(_) => {}
     }
     quote!(#input)
+}
+
+enum IntegerKind {
+    Plain,
+    Optional,
+}
+
+/// Whether `ty` is a primitive integer or an `Option` of one.
+fn integer_kind(ty: &syn::Type) -> Option<IntegerKind> {
+    const INTEGERS: [&str; 8] = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"];
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if path.qself.is_none()
+        && path.path.segments.len() == 1
+        && INTEGERS.contains(&last.ident.to_string().as_str())
+    {
+        return Some(IntegerKind::Plain);
+    }
+    if last.ident == "Option" {
+        if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+            if let Some(syn::GenericArgument::Type(inner)) = args.args.first() {
+                if matches!(integer_kind(inner), Some(IntegerKind::Plain)) {
+                    return Some(IntegerKind::Optional);
+                }
+            }
+        }
+    }
+    None
 }

@@ -57,6 +57,15 @@ where
         let bytes = read_body(req).await?;
         Json::from_bytes(&bytes)
     }
+
+    /// A JSON body of any shape (`T`'s shape is the app's to document:
+    /// `tern-contract`'s `Valid<T>` does).
+    fn describe(op: &mut tern_core::doc::Operation) {
+        op.request_body = Some(serde_json::json!({
+            "required": true,
+            "content": { "application/json": { "schema": {} } },
+        }));
+    }
 }
 
 impl<T: DeserializeOwned> Json<T> {

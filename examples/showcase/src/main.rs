@@ -2,7 +2,11 @@
 //!
 //! Serves on `TERN_ADDR` (default `127.0.0.1:3000`) with no setup: a home
 //! page, a JSON endpoint, typed parameters, a static `/llms.txt` read from
-//! disk, and `/health`.
+//! disk, `/health`, and a contract API (`/items`) documented at
+//! `/openapi.json` and `/docs`. With `COSE_KEYS` set, `/items` also takes
+//! and answers COSE.
+
+mod items;
 
 use serde::{Deserialize, Serialize};
 use tern::{
@@ -77,14 +81,23 @@ async fn llms_txt() -> impl IntoResponse {
 }
 
 /// The showcase app; also used by the showcase's tests.
-fn app() -> App {
-    App::new()
+fn app() -> App<items::Store> {
+    let mut app = App::with_state(items::Store::default());
+    if std::env::var_os("COSE_KEYS").is_some() {
+        app = app.settings::<tern_contract::cose::Keyring>("cose");
+    }
+    let app = app
         .route("/", get(home))
         .route("/json", get(json))
         .route("/llms.txt", get(llms_txt))
         .route("/users/{id:u64}", get(user))
         .route("/search", get(search))
         .route("/echo", post(echo))
+        .route("/items", get(items::list).post(items::create))
+        .route("/items/{id:u64}", get(items::show));
+    tern_contract::openapi::OpenApi::new("Tern showcase", env!("CARGO_PKG_VERSION"))
+        .description("The showcase's routes; `/items` is a contract API (JSON, CBOR, COSE).")
+        .serve(app)
 }
 
 fn main() -> Result<(), tern::Error> {
@@ -138,5 +151,28 @@ mod tests {
             .await;
         assert_eq!(echo.text(), r#"{"a":[1,2]}"#);
         assert_eq!(client.get("/health").send().await.text(), "ok");
+        let created = client
+            .post("/items")
+            .json(&serde_json::json!({"name": "hammer", "qty": 2, "owner": "ada@example.com"}))
+            .send()
+            .await;
+        assert_eq!(created.status(), 200, "{}", created.text());
+        let bad = client
+            .post("/items")
+            .json(&serde_json::json!({"name": "", "qty": 0, "owner": "ada"}))
+            .send()
+            .await;
+        assert_eq!(bad.status(), 422);
+        assert_eq!(bad.problem()["errors"].as_array().map(Vec::len), Some(3));
+        let list: serde_json::Value = client.get("/items").send().await.json();
+        assert_eq!(list["total"], 1);
+        let doc: serde_json::Value = client.get("/openapi.json").send().await.json();
+        assert!(doc["paths"]["/items"]["post"]["requestBody"].is_object());
+        assert!(client
+            .get("/docs")
+            .send()
+            .await
+            .text()
+            .contains("/openapi.json"));
     }
 }

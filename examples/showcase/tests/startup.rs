@@ -101,6 +101,11 @@ fn serve_and_stop(envs: &[(&str, &str)], host: &str) {
         if let Some(res) = get(port, "/json", host) {
             break res;
         }
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
+            panic!("the showcase exited with {status}: {stderr}");
+        }
         assert!(Instant::now() < deadline, "the showcase did not answer");
         std::thread::sleep(Duration::from_millis(50));
     };
