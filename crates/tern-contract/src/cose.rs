@@ -10,8 +10,16 @@
 //! keys = ["k1:A256GCM:<32 bytes, base64>", "m1:HMAC256:<32 bytes or more, base64>",
 //!         "s1:EdDSA:<a 32-byte Ed25519 seed, base64>", "c1:EdDSA-public:<a 32-byte public key>"]
 //! replay_window = 300     # seconds a message is remembered (default 300)
-//! replay_capacity = 100000
+//! replay_capacity = 100000 # messages remembered at most, in this process
+//! replay_store = "redis://127.0.0.1:6379/"  # share them (feature `redis`)
 //! ```
+//!
+//! Without `replay_store` the seen messages live in the process: a replay
+//! sent to another process of the same app is not seen. With several
+//! processes, name a Redis store (`COSE_REPLAY_STORE`, the `redis`
+//! feature): each message is recorded with `SET ... NX PX window`, atomic
+//! across processes, and an unreachable store refuses messages (`503`)
+//! rather than let a replay through.
 //!
 //! or `COSE_KEYS=k1:A256GCM:...,m1:HMAC256:...`; loaded with
 //! `App::settings::<Keyring>("cose")`. A request sealed with a key is
@@ -108,7 +116,7 @@ pub struct Keyring {
     keys: Vec<Key>,
     window: Duration,
     capacity: usize,
-    seen: Mutex<Seen>,
+    store: Store,
 }
 
 impl fmt::Debug for Keyring {
@@ -142,6 +150,10 @@ struct KeyringSettings {
     replay_window: u64,
     #[serde(default = "default_capacity")]
     replay_capacity: usize,
+    /// `redis://...`: share the seen messages with every process that
+    /// names the same store.
+    #[serde(default)]
+    replay_store: Option<String>,
 }
 
 fn default_window() -> u64 {
@@ -185,8 +197,29 @@ impl<'de> Deserialize<'de> for Keyring {
             keys,
             window: Duration::from_secs(settings.replay_window),
             capacity: settings.replay_capacity.max(1),
-            seen: Mutex::new(Seen::default()),
+            store: store(settings.replay_store.as_deref()).map_err(serde::de::Error::custom)?,
         })
+    }
+}
+
+/// The replay store a setting names: none, this process.
+fn store(url: Option<&str>) -> Result<Store, String> {
+    match url.map(str::trim).filter(|u| !u.is_empty()) {
+        None => Ok(Store::Local(Mutex::new(Seen::default()))),
+        #[cfg(feature = "redis")]
+        Some(url) if url.starts_with("redis://") || url.starts_with("rediss://") => {
+            let client = redis::Client::open(url)
+                .map_err(|e| format!("replay_store: not a Redis URL: {e}"))?;
+            Ok(Store::Redis(RedisStore {
+                client,
+                connection: tokio::sync::OnceCell::new(),
+            }))
+        }
+        #[cfg(not(feature = "redis"))]
+        Some(url) if url.starts_with("redis://") || url.starts_with("rediss://") => {
+            Err("replay_store: a Redis store needs tern-contract's `redis` feature".to_owned())
+        }
+        Some(_) => Err("replay_store: give a `redis://` URL, or none for this process".to_owned()),
     }
 }
 
@@ -288,8 +321,17 @@ fn refused(detail: impl Into<String>) -> Rejection {
 
 impl Keyring {
     /// Opens a tagged COSE message: finds its key, checks its algorithm,
-    /// verifies or decrypts it, refuses a replay.
-    pub fn open(&self, bytes: &[u8]) -> Result<Opened, Rejection> {
+    /// verifies or decrypts it, refuses a replay (in this process, or in
+    /// every process that shares the replay store).
+    pub async fn open(&self, bytes: &[u8]) -> Result<Opened, Rejection> {
+        let (opened, id) = self.verify(bytes)?;
+        self.remember(id).await?;
+        Ok(opened)
+    }
+
+    /// Opens a message without the replay check: the message and its
+    /// replay id.
+    fn verify(&self, bytes: &[u8]) -> Result<(Opened, [u8; 32]), Rejection> {
         let seal = match bytes.first() {
             Some(0xd0) => Seal::Encrypt0,
             Some(0xd1) => Seal::Mac0,
@@ -354,7 +396,7 @@ impl Keyring {
         Ok(key)
     }
 
-    fn open_encrypt0(&self, m: &CoseEncrypt0) -> Result<Opened, Rejection> {
+    fn open_encrypt0(&self, m: &CoseEncrypt0) -> Result<(Opened, [u8; 32]), Rejection> {
         let key = self.key_for(
             Seal::Encrypt0,
             &m.protected.header,
@@ -385,15 +427,18 @@ impl Keyring {
                     })
             },
         )?;
-        self.remember(Seal::Encrypt0, &key.kid, iv)?;
-        Ok(Opened {
-            payload,
-            seal: Seal::Encrypt0,
-            kid: key.kid.clone(),
-        })
+        let id = replay_id(Seal::Encrypt0, &key.kid, iv);
+        Ok((
+            Opened {
+                payload,
+                seal: Seal::Encrypt0,
+                kid: key.kid.clone(),
+            },
+            id,
+        ))
     }
 
-    fn open_mac0(&self, m: &CoseMac0) -> Result<Opened, Rejection> {
+    fn open_mac0(&self, m: &CoseMac0) -> Result<(Opened, [u8; 32]), Rejection> {
         let key = self.key_for(
             Seal::Mac0,
             &m.protected.header,
@@ -415,15 +460,18 @@ impl Keyring {
                     .map_err(|_| refused("the COSE_Mac0's tag does not verify"))
             },
         )?;
-        self.remember(Seal::Mac0, &key.kid, &m.tag)?;
-        Ok(Opened {
-            payload: m.payload.clone().unwrap_or_default(),
-            seal: Seal::Mac0,
-            kid: key.kid.clone(),
-        })
+        let id = replay_id(Seal::Mac0, &key.kid, &m.tag);
+        Ok((
+            Opened {
+                payload: m.payload.clone().unwrap_or_default(),
+                seal: Seal::Mac0,
+                kid: key.kid.clone(),
+            },
+            id,
+        ))
     }
 
-    fn open_sign1(&self, m: &CoseSign1) -> Result<Opened, Rejection> {
+    fn open_sign1(&self, m: &CoseSign1) -> Result<(Opened, [u8; 32]), Rejection> {
         let key = self.key_for(
             Seal::Sign1,
             &m.protected.header,
@@ -445,25 +493,29 @@ impl Keyring {
                 .verify_strict(data, &sig)
                 .map_err(|_| refused("the COSE_Sign1's signature does not verify"))
         })?;
-        self.remember(Seal::Sign1, &key.kid, &m.signature)?;
-        Ok(Opened {
-            payload,
-            seal: Seal::Sign1,
-            kid: key.kid.clone(),
-        })
+        let id = replay_id(Seal::Sign1, &key.kid, &m.signature);
+        Ok((
+            Opened {
+                payload,
+                seal: Seal::Sign1,
+                kid: key.kid.clone(),
+            },
+            id,
+        ))
     }
 
     /// Refuses a message seen within the window; remembers this one.
-    fn remember(&self, seal: Seal, kid: &[u8], id: &[u8]) -> Result<(), Rejection> {
-        let mut hash = Sha256::new();
-        hash.update([seal.tag()]);
-        hash.update((kid.len() as u64).to_be_bytes());
-        hash.update(kid);
-        hash.update(id);
-        let id: [u8; 32] = hash.finalize().into();
+    async fn remember(&self, id: [u8; 32]) -> Result<(), Rejection> {
+        match &self.store {
+            Store::Local(seen) => self.remember_here(seen, id),
+            #[cfg(feature = "redis")]
+            Store::Redis(redis) => redis.remember(id, self.window).await,
+        }
+    }
+
+    fn remember_here(&self, seen: &Mutex<Seen>, id: [u8; 32]) -> Result<(), Rejection> {
         let now = Instant::now();
-        let mut seen = self
-            .seen
+        let mut seen = seen
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         while let Some((old, at)) = seen.order.front().copied() {
@@ -597,6 +649,73 @@ impl Keyring {
     }
 }
 
+/// What identifies a message for the replay check: a hash of its seal,
+/// its key and its nonce (Encrypt0), tag (Mac0) or signature (Sign1).
+fn replay_id(seal: Seal, kid: &[u8], id: &[u8]) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    hash.update([seal.tag()]);
+    hash.update((kid.len() as u64).to_be_bytes());
+    hash.update(kid);
+    hash.update(id);
+    hash.finalize().into()
+}
+
+/// Where seen messages are kept.
+enum Store {
+    /// In this process: a replay sent to another process is not seen.
+    Local(Mutex<Seen>),
+    /// In Redis, shared by every process that names it.
+    #[cfg(feature = "redis")]
+    Redis(RedisStore),
+}
+
+#[cfg(feature = "redis")]
+struct RedisStore {
+    client: redis::Client,
+    connection: tokio::sync::OnceCell<redis::aio::ConnectionManager>,
+}
+
+#[cfg(feature = "redis")]
+impl RedisStore {
+    /// `SET key 1 NX PX window`: atomic across processes; a key that
+    /// exists is a replay. An unreachable store fails closed (503).
+    async fn remember(&self, id: [u8; 32], window: Duration) -> Result<(), Rejection> {
+        let unreachable = |e: redis::RedisError| {
+            tracing::error!(error = %e, "the COSE replay store (Redis) is unreachable");
+            Rejection::invalid(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the replay store is unreachable; try again later",
+            )
+        };
+        let connection = self
+            .connection
+            .get_or_try_init(|| redis::aio::ConnectionManager::new(self.client.clone()))
+            .await
+            .map_err(unreachable)?;
+        let mut connection = connection.clone();
+        let key: String = std::iter::once("tern:cose:".to_owned())
+            .chain(id.iter().map(|b| format!("{b:02x}")))
+            .collect();
+        let millis = u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1);
+        let set: Option<String> = redis::cmd("SET")
+            .arg(&key)
+            .arg(1)
+            .arg("NX")
+            .arg("PX")
+            .arg(millis)
+            .query_async(&mut connection)
+            .await
+            .map_err(unreachable)?;
+        match set {
+            Some(_) => Ok(()),
+            None => Err(refused(format!(
+                "this COSE message was already received (replay window {} s, shared store)",
+                window.as_secs()
+            ))),
+        }
+    }
+}
+
 /// Whether `bytes` could be a COSE message (for tests and clients).
 pub fn is_cose(bytes: &[u8]) -> bool {
     matches!(bytes.first(), Some(0xd0..=0xd2))
@@ -619,8 +738,8 @@ mod tests {
         serde_json::from_value(settings).expect("a keyring")
     }
 
-    #[test]
-    fn each_seal_opens_once() {
+    #[tokio::test]
+    async fn each_seal_opens_once() {
         let ring = keyring();
         for (seal, kid) in [
             (Seal::Encrypt0, "k1"),
@@ -631,17 +750,17 @@ mod tests {
                 .seal(seal, kid.as_bytes(), b"\xa1\x61a\x01")
                 .expect("sealed");
             assert!(is_cose(&sealed));
-            let opened = ring.open(&sealed).expect("opened");
+            let opened = ring.open(&sealed).await.expect("opened");
             assert_eq!(opened.payload, b"\xa1\x61a\x01");
             assert_eq!((opened.seal, opened.kid.as_slice()), (seal, kid.as_bytes()));
             // The same message again: a replay.
-            let again = ring.open(&sealed).expect_err("a replay");
+            let again = ring.open(&sealed).await.expect_err("a replay");
             assert!(again.to_string().contains("already received"), "{again}");
             // One byte changed anywhere after the tag: refused, never opened.
             for i in [sealed.len() / 2, sealed.len() - 1] {
                 let mut tampered = sealed.clone();
                 tampered[i] ^= 0x01;
-                assert!(ring.open(&tampered).is_err(), "{seal:?} byte {i}");
+                assert!(ring.open(&tampered).await.is_err(), "{seal:?} byte {i}");
             }
         }
     }

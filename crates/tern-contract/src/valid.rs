@@ -78,7 +78,10 @@ where
             .map_err(IntoResponse::into_response)?;
         let value: T = match keyring {
             Some(keyring) => {
-                let opened = keyring.open(&bytes).map_err(IntoResponse::into_response)?;
+                let opened = keyring
+                    .open(&bytes)
+                    .await
+                    .map_err(IntoResponse::into_response)?;
                 let value = format
                     .decode(&opened.payload)
                     .map_err(IntoResponse::into_response)?;

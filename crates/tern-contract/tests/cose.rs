@@ -158,7 +158,7 @@ async fn each_seal_both_ways() {
             String::from_utf8_lossy(&body)
         );
         assert!(head.contains("content-type: application/cose"), "{head}");
-        let opened = client.open(&body).unwrap();
+        let opened = client.open(&body).await.unwrap();
         assert_eq!(
             (opened.seal, opened.kid.as_slice()),
             (seal, answer_kid.as_bytes())
