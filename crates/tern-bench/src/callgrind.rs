@@ -49,12 +49,27 @@ pub(crate) fn total_ir(binary: &Path, args: &[&str]) -> Result<u64> {
 
 /// Measures `side` on `scenario` with the `inprocess` example binary.
 pub fn measure(binary: &Path, side: &str, scenario: &str, n: usize) -> Result<Instructions> {
-    let base = total_ir(binary, &[side, scenario, "0"])?;
-    let full = total_ir(binary, &[side, scenario, &n.to_string()])?;
+    let per_request = per_request(binary, n, |count| {
+        vec![side.to_owned(), scenario.to_owned(), count.to_string()]
+    })?;
     Ok(Instructions {
         scenario: scenario.to_owned(),
         side: side.to_owned(),
         requests: n,
-        per_request: full.saturating_sub(base) as f64 / n as f64,
+        per_request,
     })
+}
+
+/// (Ir at N - Ir at 0) / N, where `args(count)` are the arguments of a
+/// run that serves `count` requests; everything else the two runs do
+/// (the warm-up, building the requests) must be the same.
+pub fn per_request(binary: &Path, n: usize, args: impl Fn(usize) -> Vec<String>) -> Result<f64> {
+    let run = |count: usize| {
+        let args = args(count);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        total_ir(binary, &args)
+    };
+    let base = run(0)?;
+    let full = run(n)?;
+    Ok(full.saturating_sub(base) as f64 / n.max(1) as f64)
 }

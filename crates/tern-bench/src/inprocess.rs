@@ -66,7 +66,7 @@ pub fn request(scenario: &str, i: usize) -> Request<Bytes> {
 /// The Tern app of the scenarios: the two single routes and a
 /// 1,000-route table (half static, half `/r{n}/{id}`).
 pub fn tern_app() -> AppService {
-    let mut app = App::new()
+    let app = App::new()
         .route(
             "/user/{id}",
             get(|Path(id): Path<u64>| async move { Json(User { id, name: "ada" }) }),
@@ -75,6 +75,18 @@ pub fn tern_app() -> AppService {
             "/items",
             post(|Json(item): Json<Item>| async move { Json(item) }),
         );
+    let mut config = tern::Config::default();
+    config.health_path = None;
+    match route_table(app).build_with(config) {
+        Ok(app) => app,
+        Err(e) => panic!("the bench app does not build: {e}"),
+    }
+}
+
+/// `app` with the 1,000-route table added: 500 static `/s{n}/list`
+/// routes (even `n`) and 500 `/r{n}/{id}` routes (odd `n`), each a GET
+/// answering a number in JSON.
+pub fn route_table(mut app: App) -> App {
     for n in 0..1000 {
         app = if n % 2 == 0 {
             app.route(&format!("/s{n}/list"), get(move || async move { Json(n) }))
@@ -85,12 +97,7 @@ pub fn tern_app() -> AppService {
             )
         };
     }
-    let mut config = tern::Config::default();
-    config.health_path = None;
-    match app.build_with(config) {
-        Ok(app) => app,
-        Err(e) => panic!("the bench app does not build: {e}"),
-    }
+    app
 }
 
 /// The hand-written baseline: a `match` for the single routes, matchit

@@ -10,12 +10,16 @@
 //!    cores, wrk or h2load pinned to the others, servers rotated each
 //!    round, every response checked first ([`process`], [`wrk`]).
 //!
+//! The schema contracts of `tern-contract` (validation, CBOR, COSE) are
+//! measured on their own, in layers 2 and 3 ([`contracts`]).
+//!
 //! Each run writes an [`evidence::Evidence`] JSON file, a terminal summary
 //! and an HTML report ([`report`]).
 
 pub mod callgrind;
 pub mod client;
 pub mod compare;
+pub mod contracts;
 pub mod evidence;
 pub mod inprocess;
 pub mod machine;

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use tern_bench::{callgrind, compare, evidence::Settings, inprocess, report, run, scaling};
+use tern_bench::{
+    callgrind, compare, contracts, evidence::Settings, inprocess, report, run, scaling,
+};
 
 #[derive(Parser)]
 #[command(
@@ -117,6 +119,48 @@ enum Cmd {
         /// Where the figures go (JSON).
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Schema contracts: plain serde JSON against validated JSON, CBOR
+    /// and COSE (AES-256-GCM) on an 8-field order, over real sockets
+    /// (rounds, rotated order) and in process (callgrind); prints the
+    /// ratios against the goals (a miss is reported, not a failure) and
+    /// fails on any answer outside 2xx.
+    Contracts {
+        /// Rounds (scenario order rotated each round).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// Seconds per measured trial.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// Warm-up seconds per scenario before the first round.
+        #[arg(long, default_value_t = 2.0)]
+        warmup: f64,
+        /// One round of 1 s, no warm-up, a small callgrind N: checks the
+        /// answers (CI); the figures mean nothing.
+        #[arg(long)]
+        quick: bool,
+        /// wrk connections.
+        #[arg(long, default_value_t = 16)]
+        connections: usize,
+        /// Distinct sealed messages the `cose` load cycles through.
+        #[arg(long, default_value_t = 100_000)]
+        pool: usize,
+        /// Requests per callgrind measurement.
+        #[arg(long, default_value_t = 2000)]
+        requests: usize,
+        /// Cores of the server (taskset list).
+        #[arg(long, default_value = "0")]
+        server_cores: String,
+        /// Cores of wrk (taskset list).
+        #[arg(long, default_value = "1")]
+        load_cores: String,
+        /// The `contracts` example binary (built with
+        /// `cargo build --release -p tern-bench --example contracts`).
+        #[arg(long, default_value = "target/release/examples/contracts")]
+        binary: PathBuf,
+        /// Where the figures go (JSON).
+        #[arg(long, default_value = "target/bench-contracts.json")]
+        out: PathBuf,
     },
     /// Instructions per request, Tern vs a hand-written handler (callgrind).
     Inprocess {
@@ -327,6 +371,40 @@ fn main() -> Result<()> {
             if !bad.is_empty() {
                 anyhow::bail!("cost grows faster than the input: {}", bad.join(", "));
             }
+            Ok(())
+        }
+        Cmd::Contracts {
+            rounds,
+            seconds,
+            warmup,
+            quick,
+            connections,
+            pool,
+            requests,
+            server_cores,
+            load_cores,
+            binary,
+            out,
+        } => {
+            let opts = contracts::lab::Options {
+                binary,
+                rounds: if quick { 1 } else { rounds.max(1) },
+                seconds: if quick { 1.0 } else { seconds },
+                warmup_s: if quick { 0.0 } else { warmup },
+                connections,
+                pool,
+                callgrind_requests: if quick { 20 } else { requests.max(1) },
+                server_cores,
+                load_cores,
+                quick,
+            };
+            let report = contracts::lab::run(&opts)?;
+            print!("{}", contracts::lab::terminal(&report));
+            if let Some(dir) = out.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&out, serde_json::to_vec_pretty(&report)?)?;
+            println!("figures: {}", out.display());
             Ok(())
         }
         Cmd::Inprocess { requests, binary } => {

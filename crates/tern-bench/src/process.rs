@@ -52,11 +52,25 @@ impl ServerProcess {
     /// Starts `binary` pinned to `cores` (a `taskset` list such as `0`),
     /// with `BENCH_ADDR` set, and waits for its `listening on` line.
     pub fn start(binary: &Path, cores: &str, envs: &[(&str, &str)]) -> Result<ServerProcess> {
+        Self::start_with(binary, &[], cores, "BENCH_ADDR", envs)
+    }
+
+    /// Like [`start`](Self::start), with arguments, the address in the
+    /// variable `addr_var` (`TERN_ADDR` for a server configured like a
+    /// Tern app).
+    pub fn start_with(
+        binary: &Path,
+        args: &[&str],
+        cores: &str,
+        addr_var: &str,
+        envs: &[(&str, &str)],
+    ) -> Result<ServerProcess> {
         let addr = free_addr()?;
         let mut cmd = Command::new("taskset");
         cmd.args(["-c", cores])
             .arg(binary)
-            .env("BENCH_ADDR", addr.to_string())
+            .args(args)
+            .env(addr_var, addr.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());

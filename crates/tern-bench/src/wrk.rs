@@ -96,25 +96,34 @@ done = function(summary, latency, requests)
 end
 "#;
 
+/// Requests per Lua function of a script: LuaJIT refuses a function with
+/// more than 65,536 constants, and every distinct body is one.
+const REQUESTS_PER_CHUNK: usize = 8192;
+
 /// A wrk script that replays `table` in order, cycling, with `pipeline`
 /// requests per write (1 for none).
 pub fn script(table: &[TableRequest], pipeline: usize) -> String {
-    let mut lua = String::from("local reqs = {}\nlocal i = 0\ninit = function(args)\n");
-    for r in table {
-        let headers: Vec<String> = r
-            .headers
-            .iter()
-            .map(|(k, v)| format!("[{}] = {}", lua_str(k.as_bytes()), lua_str(v.as_bytes())))
-            .collect();
-        let body = r.body.as_deref().map_or("nil".to_owned(), lua_str);
-        lua.push_str(&format!(
-            "  reqs[#reqs + 1] = wrk.format({}, {}, {{{}}}, {})\n",
-            lua_str(r.method.as_bytes()),
-            lua_str(r.path.as_bytes()),
-            headers.join(", "),
-            body
-        ));
+    let mut lua = String::from("local reqs = {}\nlocal i = 0\nlocal chunks = {}\n");
+    for chunk in table.chunks(REQUESTS_PER_CHUNK) {
+        lua.push_str("chunks[#chunks + 1] = function()\n");
+        for r in chunk {
+            let headers: Vec<String> = r
+                .headers
+                .iter()
+                .map(|(k, v)| format!("[{}] = {}", lua_str(k.as_bytes()), lua_str(v.as_bytes())))
+                .collect();
+            let body = r.body.as_deref().map_or("nil".to_owned(), lua_str);
+            lua.push_str(&format!(
+                "  reqs[#reqs + 1] = wrk.format({}, {}, {{{}}}, {})\n",
+                lua_str(r.method.as_bytes()),
+                lua_str(r.path.as_bytes()),
+                headers.join(", "),
+                body
+            ));
+        }
+        lua.push_str("end\n");
     }
+    lua.push_str("init = function(args)\n  for _, add in ipairs(chunks) do add() end\n");
     if pipeline > 1 {
         lua.push_str(&format!(
             "  local batch = {{}}\n  for k = 1, {pipeline} do batch[k] = reqs[(k - 1) % #reqs + 1] end\n  reqs = {{ table.concat(batch) }}\n"
