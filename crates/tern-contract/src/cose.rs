@@ -33,7 +33,8 @@
 //! not configured for its key, a tag, signature or ciphertext that does
 //! not verify (`401`), a message seen before within the replay window
 //! (`401`), a full replay cache (`503`). Tags are checked in constant time
-//! (`hmac`'s `verify_slice`); nonces come from the operating system.
+//! (`hmac`'s `verify_slice`); nonces come from a CSPRNG seeded by the operating system
+//! (`rand`'s `ThreadRng`).
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -595,7 +596,7 @@ impl Keyring {
         let encoded = match &key.material {
             Material::Aes256Gcm(cipher) => {
                 let mut iv = [0u8; 12];
-                getrandom::getrandom(&mut iv).map_err(|e| e.to_string())?;
+                rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut iv);
                 let protected = HeaderBuilder::new()
                     .algorithm(iana::Algorithm::A256GCM)
                     .key_id(key.kid.clone())

@@ -22,6 +22,10 @@ pub enum Format {
 /// The formats, in the order of preference when `Accept` ties.
 const FORMATS: [Format; 3] = [Format::Json, Format::Cbor, Format::Cose];
 
+fn memchr_semicolon(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b';')
+}
+
 /// Nesting deeper than this is refused (as `serde_json` does).
 const MAX_DEPTH: usize = 128;
 
@@ -38,17 +42,31 @@ impl Format {
     /// The format a `Content-Type` names: `application/json` or any
     /// `+json` type, `application/cbor` or any `+cbor` type.
     pub fn of_content_type(value: &HeaderValue) -> Option<Format> {
-        let essence = value.to_str().ok()?.split(';').next()?.trim();
-        let (kind, sub) = essence.split_once('/')?;
-        if !kind.eq_ignore_ascii_case("application") {
+        let bytes = value.as_bytes();
+        let essence = match memchr_semicolon(bytes) {
+            Some(i) => &bytes[..i],
+            None => bytes,
+        };
+        let essence = essence.trim_ascii();
+        // `application/` in any case, without allocating.
+        const APPLICATION: &[u8] = b"application/";
+        if essence.len() <= APPLICATION.len()
+            || !essence[..APPLICATION.len()].eq_ignore_ascii_case(APPLICATION)
+        {
             return None;
         }
-        let sub = sub.to_ascii_lowercase();
-        if sub == "json" || sub.ends_with("+json") {
+        let sub = &essence[APPLICATION.len()..];
+        let is = |name: &[u8]| {
+            sub.eq_ignore_ascii_case(name)
+                || (sub.len() > name.len()
+                    && sub[sub.len() - name.len() - 1] == b'+'
+                    && sub[sub.len() - name.len()..].eq_ignore_ascii_case(name))
+        };
+        if is(b"json") {
             Some(Format::Json)
-        } else if sub == "cbor" || sub.ends_with("+cbor") {
+        } else if is(b"cbor") {
             Some(Format::Cbor)
-        } else if sub == "cose" || sub.ends_with("+cose") {
+        } else if is(b"cose") {
             Some(Format::Cose)
         } else {
             None
@@ -71,19 +89,46 @@ impl Format {
             Format::Json => serde_json::to_vec(value)
                 .map(Bytes::from)
                 .map_err(|e| e.to_string()),
-            Format::Cbor | Format::Cose => {
-                let mut out = Vec::with_capacity(128);
-                ciborium::into_writer(value, &mut out).map_err(|e| e.to_string())?;
-                Ok(Bytes::from(out))
-            }
+            Format::Cbor | Format::Cose => cbor4ii::serde::to_vec(Vec::with_capacity(128), value)
+                .map(Bytes::from)
+                .map_err(|e| e.to_string()),
         }
     }
 }
 
 fn decode_cbor<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Rejection> {
     use ciborium::de::Error;
-    let mut rest = bytes;
     let bad = |detail: String| Rejection::invalid(StatusCode::BAD_REQUEST, detail);
+    // The hot path: cbor4ii. Its errors do not say which value was wrong:
+    // those are explained again by ciborium below (error path only).
+    let mut de = cbor4ii::serde::Deserializer::new(Reader {
+        buf: bytes,
+        depth: MAX_DEPTH,
+    });
+    match T::deserialize(&mut de) {
+        Ok(value) => {
+            let rest = de.into_inner().buf.len();
+            return if rest == 0 {
+                Ok(value)
+            } else {
+                Err(bad(format!(
+                    "the body is not one CBOR item: {rest} bytes follow it"
+                )))
+            };
+        }
+        Err(cbor4ii::serde::DecodeError::Core(cbor4ii::core::error::DecodeError::Eof {
+            ..
+        })) => return Err(bad("the CBOR body ends too early".to_owned())),
+        Err(cbor4ii::serde::DecodeError::Core(
+            cbor4ii::core::error::DecodeError::DepthOverflow { .. },
+        )) => {
+            return Err(bad(format!(
+                "the CBOR body is nested deeper than {MAX_DEPTH} levels"
+            )))
+        }
+        Err(_) => {}
+    }
+    let mut rest = bytes;
     match ciborium::de::from_reader_with_recursion_limit::<T, _>(&mut rest, MAX_DEPTH) {
         Ok(value) if rest.is_empty() => Ok(value),
         Ok(_) => Err(bad(format!(
@@ -281,6 +326,48 @@ fn parse_q(q: &str) -> u16 {
         digits.push('0');
     }
     (whole + digits.parse::<u16>().unwrap_or(0)).min(1000)
+}
+
+/// A slice for cbor4ii that counts nesting (as deep as `MAX_DEPTH`) and
+/// tells what is left after the item.
+struct Reader<'a> {
+    buf: &'a [u8],
+    depth: usize,
+}
+
+impl<'de> cbor4ii::core::dec::Read<'de> for Reader<'de> {
+    type Error = std::convert::Infallible;
+
+    #[inline]
+    fn fill<'short>(
+        &'short mut self,
+        want: usize,
+    ) -> Result<cbor4ii::core::dec::Reference<'de, 'short>, Self::Error> {
+        let len = want.min(self.buf.len());
+        Ok(cbor4ii::core::dec::Reference::Long(&self.buf[..len]))
+    }
+
+    #[inline]
+    fn advance(&mut self, n: usize) {
+        let n = n.min(self.buf.len());
+        self.buf = &self.buf[n..];
+    }
+
+    #[inline]
+    fn step_in(&mut self) -> bool {
+        match self.depth.checked_sub(1) {
+            Some(depth) => {
+                self.depth = depth;
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[inline]
+    fn step_out(&mut self) {
+        self.depth += 1;
+    }
 }
 
 #[cfg(test)]

@@ -3,14 +3,24 @@
 use std::fmt;
 
 use serde::Serialize;
+use smallvec::SmallVec;
 
 /// Where a value is, as a JSON pointer (RFC 6901: `/tags/2`), kept as the
-/// validation walks the value.
+/// validation walks the value. Its text is written only when a rule is
+/// broken: a valid value costs a few pushes onto an inline stack.
 #[derive(Debug, Default, Clone)]
 pub struct Pointer {
-    text: String,
-    /// The length of `text` before each segment, to pop it.
-    marks: Vec<usize>,
+    segments: SmallVec<[Segment; 8]>,
+}
+
+#[derive(Debug, Clone)]
+enum Segment {
+    /// A struct's field: its name on the wire.
+    Field(&'static str),
+    /// A map's key.
+    Key(Box<str>),
+    /// A list's index.
+    Index(usize),
 }
 
 impl Pointer {
@@ -19,36 +29,48 @@ impl Pointer {
         Pointer::default()
     }
 
-    /// Steps into the member `key` of an object.
+    /// Steps into the field `name` of a struct.
+    pub fn push_field(&mut self, name: &'static str) {
+        self.segments.push(Segment::Field(name));
+    }
+
+    /// Steps into the member `key` of a map.
     pub fn push_key(&mut self, key: &str) {
-        self.marks.push(self.text.len());
-        self.text.push('/');
-        for c in key.chars() {
-            match c {
-                '~' => self.text.push_str("~0"),
-                '/' => self.text.push_str("~1"),
-                c => self.text.push(c),
-            }
-        }
+        self.segments.push(Segment::Key(key.into()));
     }
 
     /// Steps into the item `index` of an array.
     pub fn push_index(&mut self, index: usize) {
-        self.marks.push(self.text.len());
-        self.text.push('/');
-        self.text.push_str(&index.to_string());
+        self.segments.push(Segment::Index(index));
     }
 
     /// Steps back out of the last segment.
     pub fn pop(&mut self) {
-        if let Some(mark) = self.marks.pop() {
-            self.text.truncate(mark);
-        }
+        self.segments.pop();
     }
 
     /// The pointer's text.
-    pub fn as_str(&self) -> &str {
-        &self.text
+    pub fn render(&self) -> String {
+        let mut text = String::new();
+        for segment in &self.segments {
+            text.push('/');
+            match segment {
+                Segment::Field(name) => escape(&mut text, name),
+                Segment::Key(key) => escape(&mut text, key),
+                Segment::Index(i) => text.push_str(&i.to_string()),
+            }
+        }
+        text
+    }
+}
+
+fn escape(text: &mut String, token: &str) {
+    for c in token.chars() {
+        match c {
+            '~' => text.push_str("~0"),
+            '/' => text.push_str("~1"),
+            c => text.push(c),
+        }
     }
 }
 
@@ -86,7 +108,7 @@ impl Violations {
     /// Records that the value at `at` breaks `rule`.
     pub fn add(&mut self, at: &Pointer, rule: &'static str, detail: impl Into<String>) {
         self.0.push(Violation {
-            pointer: at.as_str().to_owned(),
+            pointer: at.render(),
             rule,
             detail: detail.into(),
         });

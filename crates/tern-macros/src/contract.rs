@@ -122,7 +122,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 validate.push(quote! {
                     {
                         let value = &self.#ident;
-                        at.push_key(#wire);
+                        at.push_field(#wire);
                         #(#checks)*
                         ::tern_contract::FieldType::validate_nested(value, at, errors);
                         at.pop();
