@@ -258,8 +258,14 @@ pub const KID: &[u8] = b"k1";
 /// Seconds the server remembers a COSE message (`COSE_REPLAY_WINDOW`).
 pub const REPLAY_WINDOW_S: u64 = 1;
 
+/// Messages the server may remember at once (`COSE_REPLAY_CAPACITY`):
+/// the default (100,000) is reached within the 1 s window above 100,000
+/// requests per second, and a full cache refuses messages (503).
+pub const REPLAY_CAPACITY: usize = 2_000_000;
+
 /// The settings of the server's keyring (`COSE_KEYS`,
-/// `COSE_REPLAY_WINDOW`), as environment variables.
+/// `COSE_REPLAY_WINDOW`, `COSE_REPLAY_CAPACITY`), as environment
+/// variables.
 pub fn server_settings() -> Vec<(&'static str, String)> {
     vec![
         (
@@ -270,6 +276,7 @@ pub fn server_settings() -> Vec<(&'static str, String)> {
             ),
         ),
         ("COSE_REPLAY_WINDOW", REPLAY_WINDOW_S.to_string()),
+        ("COSE_REPLAY_CAPACITY", REPLAY_CAPACITY.to_string()),
     ]
 }
 

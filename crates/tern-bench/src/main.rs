@@ -143,7 +143,7 @@ enum Cmd {
         #[arg(long, default_value_t = 16)]
         connections: usize,
         /// Distinct sealed messages the `cose` load cycles through.
-        #[arg(long, default_value_t = 100_000)]
+        #[arg(long, default_value_t = 300_000)]
         pool: usize,
         /// Requests per callgrind measurement.
         #[arg(long, default_value_t = 2000)]
