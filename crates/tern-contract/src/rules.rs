@@ -462,7 +462,10 @@ mod tests {
                 }
             }
         }
-        assert!(accepted > 50, "only {accepted} accepted: the test does not test");
+        assert!(
+            accepted > 50,
+            "only {accepted} accepted: the test does not test"
+        );
     }
 
     #[test]
