@@ -186,28 +186,7 @@ fn decode_cbor<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Rejection> {
 /// on the error path only) gets wrong for `T`.
 fn cbor_pointer_of<T: DeserializeOwned>(value: &ciborium::Value) -> Option<String> {
     let json = serde_json::to_value(value).ok()?;
-    let err = serde_path_to_error::deserialize::<_, T>(json).err()?;
-    let mut pointer = String::new();
-    for segment in err.path().iter() {
-        use serde_path_to_error::Segment;
-        pointer.push('/');
-        match segment {
-            Segment::Seq { index } => pointer.push_str(&index.to_string()),
-            Segment::Map { key } => pointer.push_str(&key.replace('~', "~0").replace('/', "~1")),
-            Segment::Enum { variant } => pointer.push_str(variant),
-            Segment::Unknown => pointer.push('?'),
-        }
-    }
-    if let Some(name) = err
-        .inner()
-        .to_string()
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.split('`').next())
-    {
-        pointer.push('/');
-        pointer.push_str(name);
-    }
-    (!pointer.is_empty()).then_some(pointer)
+    tern::__private::json_pointer::<T, _>(json)
 }
 
 /// The request's format, from its `Content-Type`: `415` naming the

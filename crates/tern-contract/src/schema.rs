@@ -146,8 +146,8 @@ impl<T: FieldType> FieldType for Vec<T> {
 }
 
 macro_rules! map {
-    ($($map:ident),*) => {$(
-        impl<T: FieldType, S> FieldType for $map<String, T, S> {
+    ($($map:ident $(, $extra:ident)*);*) => {$(
+        impl<T: FieldType, $($extra),*> FieldType for $map<String, T, $($extra),*> {
             fn schema(defs: &mut Definitions) -> Value {
                 json!({ "type": "object", "additionalProperties": T::schema(defs) })
             }
@@ -163,21 +163,7 @@ macro_rules! map {
     )*};
 }
 
-map!(HashMap);
-
-impl<T: FieldType> FieldType for BTreeMap<String, T> {
-    fn schema(defs: &mut Definitions) -> Value {
-        json!({ "type": "object", "additionalProperties": T::schema(defs) })
-    }
-
-    fn validate_nested(&self, at: &mut crate::Pointer, errors: &mut crate::Violations) {
-        for (key, value) in self {
-            at.push_key(key);
-            value.validate_nested(at, errors);
-            at.pop();
-        }
-    }
-}
+map!(HashMap, S; BTreeMap);
 
 /// `schema` or `null`.
 fn nullable(schema: Value) -> Value {

@@ -104,7 +104,16 @@ impl<T: DeserializeOwned> Json<T> {
 /// wrong for `T`. Parsed again, on the error path only, so that a body
 /// that parses costs nothing more.
 fn pointer_of<T: DeserializeOwned>(bytes: &[u8]) -> Option<String> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
+    pointer_with::<T, _>(&mut serde_json::Deserializer::from_slice(bytes))
+}
+
+/// The JSON pointer of the value `de` gets wrong for `T`, whatever the
+/// format (CBOR decoded as a generic value, say).
+pub(crate) fn pointer_with<'de, T, D>(de: D) -> Option<String>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
     let err = serde_path_to_error::deserialize::<_, T>(de).err()?;
     let mut pointer = String::new();
     for segment in err.path().iter() {

@@ -50,6 +50,16 @@ pub mod __private {
         crate::context::with(&http::Extensions::new(), |c| f(&c.shared.config))
     }
 
+    /// The JSON pointer (`/tags/2`) of the value `de` gets wrong for `T`,
+    /// as `Json`'s 422 names it; for other formats' rejections.
+    pub fn json_pointer<'de, T, D>(de: D) -> Option<String>
+    where
+        T: serde::Deserialize<'de>,
+        D: serde::Deserializer<'de>,
+    {
+        crate::json::pointer_with::<T, D>(de)
+    }
+
     /// Runs `f` on the routes of the app answering a request on this
     /// thread (for a handler that serves the app's API document).
     pub fn current_api_routes<R>(f: impl FnOnce(&[crate::routing::ApiRoute]) -> R) -> Option<R> {
