@@ -43,6 +43,13 @@ impl Format {
     /// `+json` type, `application/cbor` or any `+cbor` type.
     pub fn of_content_type(value: &HeaderValue) -> Option<Format> {
         let bytes = value.as_bytes();
+        // The types as this crate writes them, compared whole.
+        match bytes {
+            b"application/json" => return Some(Format::Json),
+            b"application/cbor" => return Some(Format::Cbor),
+            b"application/cose" => return Some(Format::Cose),
+            _ => {}
+        }
         let essence = match memchr_semicolon(bytes) {
             Some(i) => &bytes[..i],
             None => bytes,

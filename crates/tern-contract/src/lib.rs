@@ -103,7 +103,7 @@ pub trait Contract: Serialize + DeserializeOwned + FieldType {
 
     /// Checks every rule of the value, adding what is broken to `errors`
     /// at the pointers under `at`.
-    fn validate_into(&self, at: &mut Pointer, errors: &mut Violations);
+    fn validate_into(&self, at: &Pointer<'_>, errors: &mut Violations);
 
     /// The schema of the type's object, with the named schemas of the
     /// contracts inside it added to `defs`.
@@ -112,7 +112,7 @@ pub trait Contract: Serialize + DeserializeOwned + FieldType {
     /// Checks every rule; every broken one, in field order.
     fn validate(&self) -> Result<(), Violations> {
         let mut errors = Violations::default();
-        self.validate_into(&mut Pointer::root(), &mut errors);
+        self.validate_into(&Pointer::root(), &mut errors);
         if errors.is_empty() {
             Ok(())
         } else {
@@ -136,7 +136,6 @@ pub trait Contract: Serialize + DeserializeOwned + FieldType {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::{integer, rules, schema};
-    pub use regex::Regex;
     pub use serde;
     pub use serde_json;
     pub use std::sync::OnceLock;

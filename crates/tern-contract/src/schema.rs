@@ -61,7 +61,7 @@ pub trait FieldType {
     fn schema(defs: &mut Definitions) -> Value;
 
     /// Checks the contracts inside the value; nothing for plain values.
-    fn validate_nested(&self, at: &mut crate::Pointer, errors: &mut crate::Violations) {
+    fn validate_nested(&self, at: &crate::Pointer<'_>, errors: &mut crate::Violations) {
         let _ = (at, errors);
     }
 }
@@ -112,7 +112,7 @@ impl<T: FieldType> FieldType for Option<T> {
         nullable(T::schema(defs))
     }
 
-    fn validate_nested(&self, at: &mut crate::Pointer, errors: &mut crate::Violations) {
+    fn validate_nested(&self, at: &crate::Pointer<'_>, errors: &mut crate::Violations) {
         if let Some(value) = self {
             value.validate_nested(at, errors);
         }
@@ -126,7 +126,7 @@ impl<T: FieldType> FieldType for Box<T> {
         T::schema(defs)
     }
 
-    fn validate_nested(&self, at: &mut crate::Pointer, errors: &mut crate::Violations) {
+    fn validate_nested(&self, at: &crate::Pointer<'_>, errors: &mut crate::Violations) {
         (**self).validate_nested(at, errors);
     }
 }
@@ -136,11 +136,9 @@ impl<T: FieldType> FieldType for Vec<T> {
         json!({ "type": "array", "items": T::schema(defs) })
     }
 
-    fn validate_nested(&self, at: &mut crate::Pointer, errors: &mut crate::Violations) {
+    fn validate_nested(&self, at: &crate::Pointer<'_>, errors: &mut crate::Violations) {
         for (i, item) in self.iter().enumerate() {
-            at.push_index(i);
-            item.validate_nested(at, errors);
-            at.pop();
+            item.validate_nested(&at.index(i), errors);
         }
     }
 }
@@ -152,11 +150,9 @@ macro_rules! map {
                 json!({ "type": "object", "additionalProperties": T::schema(defs) })
             }
 
-            fn validate_nested(&self, at: &mut crate::Pointer, errors: &mut crate::Violations) {
+            fn validate_nested(&self, at: &crate::Pointer<'_>, errors: &mut crate::Violations) {
                 for (key, value) in self {
-                    at.push_key(key);
-                    value.validate_nested(at, errors);
-                    at.pop();
+                    value.validate_nested(&at.key(key), errors);
                 }
             }
         }

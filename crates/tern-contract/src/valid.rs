@@ -143,7 +143,7 @@ impl<T: Contract> IntoResponse for Valid<T> {
     const NEGOTIATED: bool = true;
 
     fn into_response(self) -> Response {
-        let negotiated = tern::__private::current_negotiation().unwrap_or_default();
+        let negotiated = tern::__private::take_negotiation().unwrap_or_default();
         let request = negotiated
             .content_type
             .as_ref()

@@ -3,64 +3,94 @@
 use std::fmt;
 
 use serde::Serialize;
-use smallvec::SmallVec;
 
-/// Where a value is, as a JSON pointer (RFC 6901: `/tags/2`), kept as the
-/// validation walks the value. Its text is written only when a rule is
-/// broken: a valid value costs a few pushes onto an inline stack.
-#[derive(Debug, Default, Clone)]
-pub struct Pointer {
-    segments: SmallVec<[Segment; 8]>,
+/// Where a value is, as a JSON pointer (RFC 6901: `/tags/2`), built as
+/// the validation walks the value: each step is a value on the stack that
+/// borrows its parent, so a valid value costs a few stores and no
+/// allocation; the text is written only when a rule is broken.
+#[derive(Debug, Clone, Copy)]
+pub struct Pointer<'a> {
+    parent: Option<&'a Pointer<'a>>,
+    segment: Segment<'a>,
 }
 
-#[derive(Debug, Clone)]
-enum Segment {
+#[derive(Debug, Clone, Copy)]
+enum Segment<'a> {
+    /// The whole value.
+    Root,
     /// A struct's field: its name on the wire.
     Field(&'static str),
     /// A map's key.
-    Key(Box<str>),
+    Key(&'a str),
     /// A list's index.
     Index(usize),
 }
 
-impl Pointer {
+impl Pointer<'static> {
     /// The pointer to the whole value (`""`).
-    pub fn root() -> Self {
-        Pointer::default()
+    pub const fn root() -> Self {
+        Pointer {
+            parent: None,
+            segment: Segment::Root,
+        }
+    }
+}
+
+impl Default for Pointer<'static> {
+    fn default() -> Self {
+        Pointer::root()
+    }
+}
+
+impl<'a> Pointer<'a> {
+    /// The field `name` of the struct here.
+    pub fn field(&'a self, name: &'static str) -> Pointer<'a> {
+        self.child(Segment::Field(name))
     }
 
-    /// Steps into the field `name` of a struct.
-    pub fn push_field(&mut self, name: &'static str) {
-        self.segments.push(Segment::Field(name));
+    /// The member `key` of the map here.
+    pub fn key(&'a self, key: &'a str) -> Pointer<'a> {
+        self.child(Segment::Key(key))
     }
 
-    /// Steps into the member `key` of a map.
-    pub fn push_key(&mut self, key: &str) {
-        self.segments.push(Segment::Key(key.into()));
+    /// The item `index` of the array here.
+    pub fn index(&'a self, index: usize) -> Pointer<'a> {
+        self.child(Segment::Index(index))
     }
 
-    /// Steps into the item `index` of an array.
-    pub fn push_index(&mut self, index: usize) {
-        self.segments.push(Segment::Index(index));
-    }
-
-    /// Steps back out of the last segment.
-    pub fn pop(&mut self) {
-        self.segments.pop();
+    fn child(&'a self, segment: Segment<'a>) -> Pointer<'a> {
+        Pointer {
+            parent: Some(self),
+            segment,
+        }
     }
 
     /// The pointer's text.
     pub fn render(&self) -> String {
         let mut text = String::new();
-        for segment in &self.segments {
-            text.push('/');
-            match segment {
-                Segment::Field(name) => escape(&mut text, name),
-                Segment::Key(key) => escape(&mut text, key),
-                Segment::Index(i) => text.push_str(&i.to_string()),
+        self.write(&mut text);
+        text
+    }
+
+    fn write(&self, text: &mut String) {
+        if let Some(parent) = self.parent {
+            parent.write(text);
+        }
+        match self.segment {
+            Segment::Root => {}
+            Segment::Field(name) => {
+                text.push('/');
+                escape(text, name);
+            }
+            Segment::Key(key) => {
+                text.push('/');
+                escape(text, key);
+            }
+            Segment::Index(i) => {
+                text.push('/');
+                text.push_str(&i.to_string());
             }
         }
-        text
     }
 }
 
@@ -106,7 +136,7 @@ pub struct Violations(pub Vec<Violation>);
 
 impl Violations {
     /// Records that the value at `at` breaks `rule`.
-    pub fn add(&mut self, at: &Pointer, rule: &'static str, detail: impl Into<String>) {
+    pub fn add(&mut self, at: &Pointer<'_>, rule: &'static str, detail: impl Into<String>) {
         self.0.push(Violation {
             pointer: at.render(),
             rule,

@@ -2,7 +2,7 @@
 //! and JSON Schema.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::{
     meta::ParseNestedMeta, spanned::Spanned, Attribute, Data, DeriveInput, Expr, Fields, LitStr,
 };
@@ -122,10 +122,9 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 validate.push(quote! {
                     {
                         let value = &self.#ident;
-                        at.push_field(#wire);
+                        let at = &at.field(#wire);
                         #(#checks)*
                         ::tern_contract::FieldType::validate_nested(value, at, errors);
-                        at.pop();
                     }
                 });
                 let ty_tokens = quote!(#ty);
@@ -157,7 +156,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
 
                     fn validate_nested(
                         &self,
-                        at: &mut ::tern_contract::Pointer,
+                        at: &::tern_contract::Pointer<'_>,
                         errors: &mut ::tern_contract::Violations,
                     ) {
                         ::tern_contract::Contract::validate_into(self, at, errors);
@@ -170,7 +169,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                     #[allow(unused_variables)]
                     fn validate_into(
                         &self,
-                        at: &mut ::tern_contract::Pointer,
+                        at: &::tern_contract::Pointer<'_>,
                         errors: &mut ::tern_contract::Violations,
                     ) {
                         use ::tern_contract::__private::rules;
@@ -378,13 +377,14 @@ fn validate_rule(rule: &Rule, ty: &syn::Type) -> TokenStream {
         }
         Rule::Pattern { span, source } => quote_spanned! {*span=>
             {
-                static RE: ::tern_contract::__private::OnceLock<::tern_contract::__private::Regex> =
+                static RE: ::tern_contract::__private::OnceLock<::tern_contract::__private::rules::Pattern> =
                     ::tern_contract::__private::OnceLock::new();
                 rules::pattern(value, &RE, #source, at, errors);
             }
         },
         Rule::Format { span, name } => {
-            quote_spanned!(*span=> rules::format(value, #name, at, errors);)
+            let format = format_ident!("{}", name.to_uppercase());
+            quote_spanned!(*span=> rules::format(value, &rules::#format, at, errors);)
         }
         Rule::Each { span, rules } => {
             let inner = rules.iter().map(|r| validate_rule(r, ty));
@@ -431,7 +431,10 @@ fn schema_rule(rule: &Rule, ty: &TokenStream) -> TokenStream {
         Rule::Pattern { span, source } => {
             quote_spanned!(*span=> rules::pattern_schema(s, #source);)
         }
-        Rule::Format { span, name } => quote_spanned!(*span=> rules::format_schema(s, #name);),
+        Rule::Format { span, name } => {
+            let format = format_ident!("{}", name.to_uppercase());
+            quote_spanned!(*span=> rules::format_schema(s, &rules::#format);)
+        }
         Rule::Each { span, rules } => {
             let item = quote!(<#ty as ::tern_contract::__private::rules::Items>::Item);
             let inner = rules.iter().map(|r| schema_rule(r, &item));

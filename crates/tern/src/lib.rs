@@ -66,29 +66,13 @@ pub mod __private {
         crate::context::with(&http::Extensions::new(), |c| f(c.shared.table.api()))
     }
 
-    /// What a negotiated answer needs of its request (see
-    /// `IntoResponse::NEGOTIATED`).
-    #[derive(Clone, Default)]
-    pub struct Negotiated {
-        /// The request's `Accept`.
-        pub accept: Option<http::HeaderValue>,
-        /// The request's `Content-Type`.
-        pub content_type: Option<http::HeaderValue>,
-        /// What the request's extractor left for the answer.
-        pub hint: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
-    }
+    pub use crate::context::Negotiated;
 
-    /// The negotiation of the request being answered on this thread, kept
-    /// when its handler's answer is negotiated; `None` otherwise.
-    pub fn current_negotiation() -> Option<Negotiated> {
-        crate::context::with(&http::Extensions::new(), |c| {
-            c.negotiation.as_ref().map(|n| Negotiated {
-                accept: n.accept.clone(),
-                content_type: n.content_type.clone(),
-                hint: n.hint.clone(),
-            })
-        })
-        .flatten()
+    /// Takes the negotiation of the request being answered on this
+    /// thread, kept when its handler's answer is negotiated; `None`
+    /// otherwise (and once taken: one answer per request).
+    pub fn take_negotiation() -> Option<Negotiated> {
+        crate::context::with_mut(&mut http::Extensions::new(), |c| c.negotiation.take()).flatten()
     }
 
     /// Leaves `hint` for the negotiated answer of the request whose
