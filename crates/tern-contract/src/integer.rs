@@ -23,6 +23,31 @@ macro_rules! integer {
 
 integer!(i8 i16 i32 i64 u8 u16 u32 u64);
 
+thread_local! {
+    static TEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While alive, integer fields on this thread also read decimal text:
+/// every value of a query string is text (`?limit=20`), where a JSON body
+/// that sends `"20"` for an integer is refused.
+pub(crate) struct TextIntegers {
+    before: bool,
+}
+
+impl TextIntegers {
+    pub(crate) fn allow() -> Self {
+        TextIntegers {
+            before: TEXT.replace(true),
+        }
+    }
+}
+
+impl Drop for TextIntegers {
+    fn drop(&mut self) {
+        TEXT.set(self.before);
+    }
+}
+
 struct IntegerVisitor<T>(PhantomData<T>);
 
 impl<T: Integer> IntegerVisitor<T> {
@@ -52,6 +77,16 @@ impl<'de, T: Integer> Visitor<'de> for IntegerVisitor<T> {
 
     fn visit_u128<E: de::Error>(self, v: u128) -> Result<T, E> {
         Self::fit(i128::try_from(v).map_err(|_| E::custom("out of range"))?)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        let digits = v.strip_prefix('-').unwrap_or(v);
+        let decimal =
+            !digits.is_empty() && digits.len() <= 39 && digits.bytes().all(|b| b.is_ascii_digit());
+        match v.parse::<i128>() {
+            Ok(n) if decimal && TEXT.get() => Self::fit(n),
+            _ => Err(E::invalid_type(de::Unexpected::Str(v), &self)),
+        }
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<T, E> {

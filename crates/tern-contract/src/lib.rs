@@ -66,8 +66,11 @@
 //! and, when the app loads a [`cose::Keyring`], `application/cose` (RFC
 //! 9052: `COSE_Encrypt0`, `COSE_Mac0`, `COSE_Sign1`); it answers in the
 //! format `Accept` prefers, else the request's (a sealed request gets a
-//! sealed answer). [`openapi::OpenApi`] makes the app's OpenAPI 3.1
-//! document from the same types and serves it with a docs page.
+//! sealed answer). [`ValidQuery<T>`] reads a query string as a contract
+//! (`?limit=20&tag=a&tag=b`) with the same rules and the same `422`.
+//! [`openapi::OpenApi`] makes the app's OpenAPI 3.1 document from the same
+//! types (a `ValidQuery` field is a query parameter with its constraints)
+//! and serves it with a docs page.
 //!
 //! `#[contract]` derives `serde::Serialize` and `serde::Deserialize`
 //! (do not derive them again); `#[serde(rename = ..)]`,
@@ -79,12 +82,14 @@ mod format;
 #[doc(hidden)]
 pub mod integer;
 pub mod openapi;
+mod query;
 pub mod rules;
 pub mod schema;
 mod valid;
 mod violation;
 
 pub use format::Format;
+pub use query::ValidQuery;
 pub use schema::{Definitions, FieldType};
 pub use valid::Valid;
 pub use violation::{Pointer, Violation, Violations};

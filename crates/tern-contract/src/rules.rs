@@ -234,7 +234,7 @@ pub struct Pattern(Matcher);
 
 #[derive(Debug)]
 enum Matcher {
-    Dfa(regex_automata::dfa::dense::DFA<Vec<u32>>),
+    Dfa(Box<regex_automata::dfa::dense::DFA<Vec<u32>>>),
     Regex(Regex),
 }
 
@@ -253,7 +253,7 @@ impl Pattern {
             )
             .build(&anchored);
         match dfa {
-            Ok(dfa) => Pattern(Matcher::Dfa(dfa)),
+            Ok(dfa) => Pattern(Matcher::Dfa(Box::new(dfa))),
             // The derive checked the pattern when the crate was compiled.
             Err(_) => Pattern(Matcher::Regex(Regex::new(&anchored).unwrap_or_else(|_| {
                 Regex::new("$^").unwrap_or_else(|_| unreachable!("a constant pattern"))
@@ -523,12 +523,10 @@ fn simple_date_time(s: &str) -> bool {
     }
     match &b[i..] {
         [b'Z'] => true,
-        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
-            match (digits(i + 1, 2), digits(i + 4, 2)) {
-                (Some(h), Some(m)) => h <= 23 && m <= 59 && !(*sign == b'-' && h == 0 && m == 0),
-                _ => false,
-            }
-        }
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => match (digits(i + 1, 2), digits(i + 4, 2)) {
+            (Some(h), Some(m)) => h <= 23 && m <= 59 && !(*sign == b'-' && h == 0 && m == 0),
+            _ => false,
+        },
         _ => false,
     }
 }

@@ -244,7 +244,7 @@ fn sealed_answer<T: serde::Serialize>(value: &T, sealed: &SealedWith) -> Respons
 }
 
 /// The problem listing `violations`.
-fn invalid(status: StatusCode, violations: &Violations) -> Response {
+pub(crate) fn invalid(status: StatusCode, violations: &Violations) -> Response {
     let detail = if status == StatusCode::INTERNAL_SERVER_ERROR {
         format!("the handler's answer breaks its contract: {violations}")
     } else {

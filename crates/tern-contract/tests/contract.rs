@@ -596,6 +596,88 @@ fn python(python: &str, script: &str, input: &[u8]) -> Vec<u8> {
     out.stdout
 }
 
+/// A query read as a contract.
+#[contract]
+#[derive(Debug, Clone)]
+struct Search {
+    #[contract(range(min = 1, max = 100))]
+    limit: Option<u32>,
+    #[contract(length(min = 1, max = 20))]
+    q: String,
+    #[serde(default)]
+    #[contract(length(max = 3), each(length(max = 8)))]
+    tag: Vec<String>,
+    kind: Option<Kind>,
+}
+
+async fn search(tern_contract::ValidQuery(s): tern_contract::ValidQuery<Search>) -> String {
+    format!("{} {} {:?} {:?}", s.q, s.limit.unwrap_or(20), s.tag, s.kind)
+}
+
+/// One `GET` over a socket: the status and the body.
+async fn get(addr: SocketAddr, target: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let answer = String::from_utf8(answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    (head[9..12].parse().unwrap(), body.to_owned())
+}
+
+#[tokio::test]
+async fn a_query_contract_reads_checks_and_lists_every_broken_rule() {
+    let service = App::new()
+        .route("/search", tern::routing::get(search))
+        .build_with(Config::default())
+        .unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    tokio::spawn(
+        tern::Server::new(service).serve_with_shutdown(listener, async move {
+            let _ = rx.await;
+        }),
+    );
+    assert_eq!(
+        get(addr, "/search?q=tea&limit=5&tag=a&tag=b&kind=tool").await,
+        (200, r#"tea 5 ["a", "b"] Some(Tool)"#.to_owned())
+    );
+    assert_eq!(get(addr, "/search?q=tea").await.0, 200);
+    // Every broken rule, each at its pointer.
+    let (status, body) = get(
+        addr,
+        "/search?q=&limit=500&tag=a&tag=b&tag=c&tag=toolongtag",
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        errors(&body),
+        [
+            ("/limit".to_owned(), "range".to_owned()),
+            ("/q".to_owned(), "length".to_owned()),
+            ("/tag".to_owned(), "length".to_owned()),
+            ("/tag/3".to_owned(), "length".to_owned()),
+        ]
+    );
+    // What does not parse is a 400 naming the parameter; so is a
+    // parameter the contract does not have, and a missing one.
+    for (target, names) in [
+        ("/search?q=tea&limit=five", "limit"),
+        ("/search?q=tea&limit=5.5", "limit"),
+        ("/search?q=tea&kind=spoon", "kind"),
+        ("/search?q=tea&page=2", "page"),
+        ("/search?limit=2", "q"),
+    ] {
+        let (status, body) = get(addr, target).await;
+        assert_eq!(status, 400, "{target}: {body}");
+        assert!(body.contains(names), "{target}: {body}");
+    }
+    let _ = tx.send(());
+}
+
 #[tokio::test]
 async fn the_openapi_document_is_valid_for_openapi_spec_validator() {
     use tern_contract::openapi::OpenApi;
@@ -608,7 +690,8 @@ async fn the_openapi_document_is_valid_for_openapi_spec_validator() {
     let app = OpenApi::new("Shop", "1.0.0").serve(
         app()
             .route("/items/{id:u64}", tern::routing::get(show))
-            .route("/files/{*path}", tern::routing::get(|| async { "a file" })),
+            .route("/files/{*path}", tern::routing::get(|| async { "a file" }))
+            .route("/search", tern::routing::get(search)),
     );
     let service = app.build_with(Config::default()).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -642,6 +725,29 @@ async fn the_openapi_document_is_valid_for_openapi_spec_validator() {
     );
     assert!(post["responses"]["422"].is_object(), "{post}");
     assert!(doc["components"]["schemas"]["Address"].is_object());
+    // A query contract is one parameter per field, with its constraints.
+    let params = doc["paths"]["/search"]["get"]["parameters"]
+        .as_array()
+        .unwrap();
+    let param = |name: &str| {
+        params
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no parameter {name}: {params:?}"))
+    };
+    assert_eq!(param("limit")["in"], "query");
+    assert_eq!(param("limit")["required"], false);
+    assert_eq!(param("limit")["schema"]["type"], "integer");
+    assert_eq!(param("limit")["schema"]["maximum"], 100);
+    assert_eq!(param("q")["required"], true);
+    assert_eq!(param("q")["schema"]["maxLength"], 20);
+    assert_eq!(param("tag")["schema"]["items"]["maxLength"], 8);
+    assert_eq!(param("kind")["schema"]["$ref"], "#/components/schemas/Kind");
+    assert!(
+        param("kind").get("style").is_none(),
+        "a string is not a deepObject"
+    );
+    assert!(doc["paths"]["/search"]["get"]["responses"]["422"].is_object());
     let Some(py) = reference_python() else { return };
     python(
         &py,

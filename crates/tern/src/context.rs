@@ -122,9 +122,7 @@ pub(crate) fn keep_negotiation(req: &mut tern_core::Request) {
         content_type: req.headers().get(http::header::CONTENT_TYPE).cloned(),
         hint: None,
     };
-    with_mut(req.extensions_mut(), |c| {
-        c.negotiation = Some(kept)
-    });
+    with_mut(req.extensions_mut(), |c| c.negotiation = Some(kept));
 }
 
 /// The route parameters of a matched request, decoded: the host

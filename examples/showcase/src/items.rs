@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tern::{extract::Path, extract::State, Problem, StatusCode};
-use tern_contract::{contract, Valid};
+use tern_contract::{contract, Valid, ValidQuery};
 
 /// What a client sends to create an item.
 #[contract]
@@ -44,6 +44,17 @@ pub(crate) struct Items {
     total: u64,
 }
 
+/// What `GET /items` reads from its query string.
+#[contract]
+pub(crate) struct ListQuery {
+    /// How many items, newest first (20 when absent).
+    #[contract(range(min = 1, max = 100))]
+    limit: Option<u32>,
+    /// Only items whose name contains this.
+    #[contract(length(max = 40))]
+    q: Option<String>,
+}
+
 /// The items, in memory (the data layer comes with its own issue).
 #[derive(Clone, Default)]
 pub(crate) struct Store(Arc<Mutex<Vec<Item>>>);
@@ -68,11 +79,21 @@ pub(crate) async fn create(State(store): State<Store>, Valid(new): Valid<NewItem
     Valid(item)
 }
 
-pub(crate) async fn list(State(store): State<Store>) -> Valid<Items> {
+pub(crate) async fn list(
+    State(store): State<Store>,
+    ValidQuery(query): ValidQuery<ListQuery>,
+) -> Valid<Items> {
     let items = store.0.lock().unwrap_or_else(PoisonError::into_inner);
-    let page: Vec<Item> = items.iter().rev().take(20).cloned().collect();
+    let matching = |item: &&Item| query.q.as_deref().is_none_or(|q| item.name.contains(q));
+    let page: Vec<Item> = items
+        .iter()
+        .rev()
+        .filter(matching)
+        .take(query.limit.unwrap_or(20) as usize)
+        .cloned()
+        .collect();
     Valid(Items {
-        total: items.len() as u64,
+        total: items.iter().filter(matching).count() as u64,
         items: page,
     })
 }

@@ -166,6 +166,11 @@ mod tests {
         assert_eq!(bad.problem()["errors"].as_array().map(Vec::len), Some(3));
         let list: serde_json::Value = client.get("/items").send().await.json();
         assert_eq!(list["total"], 1);
+        let none: serde_json::Value = client.get("/items?q=saw&limit=5").send().await.json();
+        assert_eq!(none["total"], 0);
+        let bad = client.get("/items?limit=0").send().await;
+        assert_eq!(bad.status(), 422);
+        assert_eq!(bad.problem()["errors"][0]["pointer"], "/limit");
         let doc: serde_json::Value = client.get("/openapi.json").send().await.json();
         assert!(doc["paths"]["/items"]["post"]["requestBody"].is_object());
         assert!(client
