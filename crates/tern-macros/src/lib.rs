@@ -24,6 +24,7 @@ use proc_macro::TokenStream;
 
 mod contract;
 mod handler;
+mod migrations;
 
 /// Checks a handler at its definition, so that a mistake is reported at
 /// the argument or return type at fault rather than where the handler is
@@ -109,5 +110,14 @@ pub fn contract(attr: TokenStream, item: TokenStream) -> TokenStream {
             let item = contract::without_rules(item.into());
             quote::quote!(#error #item).into()
         }
+    }
+}
+
+/// Embeds a directory's migration files; see `tern_data::migrations!`.
+#[proc_macro]
+pub fn migrations(input: TokenStream) -> TokenStream {
+    match migrations::expand(input.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
     }
 }

@@ -989,6 +989,11 @@ fn parse_bool(name: &str, v: &str) -> Result<bool, ConfigError> {
     }
 }
 
+/// `30`, `30s`, `500ms`, `2m`, for an app's settings (the message only).
+pub(crate) fn parse_duration_text(v: &str) -> Result<Duration, String> {
+    parse_duration("", v).map_err(|e| e.message)
+}
+
 /// `30`, `30s`, `500ms`, `2m`.
 fn parse_duration(name: &str, v: &str) -> Result<Duration, ConfigError> {
     let err = || {

@@ -77,6 +77,43 @@ use crate::{
     Config,
 };
 
+/// Reads a duration field of an app's settings as Tern's own durations
+/// are written: `30` (seconds), `30s`, `500ms`, `2m` (a TOML integer is
+/// seconds):
+///
+/// ```
+/// # use std::time::Duration;
+/// #[derive(serde::Deserialize)]
+/// struct Cache {
+///     #[serde(deserialize_with = "tern::settings::duration")]
+///     ttl: Duration,
+/// }
+/// let config = tern::Config::from_settings([("CACHE_TTL", "500ms")]).unwrap();
+/// let cache: Cache = tern::settings::load("cache", &config).unwrap();
+/// assert_eq!(cache.ttl, Duration::from_millis(500));
+/// ```
+pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<std::time::Duration, D::Error> {
+    struct Visitor;
+    impl serde::de::Visitor<'_> for Visitor {
+        type Value = std::time::Duration;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a duration like 30s, 500ms or 2m")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(std::time::Duration::from_secs(v))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            u64::try_from(v)
+                .map(std::time::Duration::from_secs)
+                .map_err(|_| E::custom("a duration cannot be negative"))
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            crate::config::parse_duration_text(v.trim()).map_err(E::custom)
+        }
+    }
+    d.deserialize_any(Visitor)
+}
+
 /// The app's settings of type `T`, loaded at startup by
 /// [`App::settings`](crate::App::settings); see the [module](self).
 ///

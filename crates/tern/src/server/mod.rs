@@ -89,15 +89,7 @@ pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
 /// ```
 pub async fn serve<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
     logging::install_default();
-    let service = build(app)?;
-    let config = service.config().clone();
-    let listener = bind(config.addr, config.reuse_port).map_err(|e| Error::bind(config.addr, e))?;
-    let listener = TcpListener::from_std(listener).map_err(Error::io)?;
-    announce(&listener, &config);
-    Server::new(service)
-        .serve_with_shutdown(listener, shutdown_signal())
-        .await
-        .map_err(Error::io)
+    Server::new(build(app)?).serve().await
 }
 
 /// The app's configuration (its own, or the environment's), checked, and
@@ -121,6 +113,34 @@ impl Server {
     /// A server for `app`, with the app's configuration.
     pub fn new(app: AppService) -> Self {
         Server { app }
+    }
+
+    /// Binds `TERN_ADDR`, serves on the runtime it is awaited in until
+    /// `SIGINT`/`SIGTERM`, drains, returns: [`serve`] for an app built
+    /// already, when `main` uses it first (to migrate its database, say).
+    ///
+    /// ```no_run
+    /// #[tokio::main]
+    /// async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    ///     let config = tern::Config::from_env()?;
+    ///     config.validate()?;
+    ///     let app = tern::App::new().route("/", tern::routing::get(|| async { "hi" }));
+    ///     let service = app.build_with(config)?;
+    ///     // ... use `service.settings::<T>()` here ...
+    ///     tern::Server::new(service).serve().await?;
+    ///     Ok(())
+    /// }
+    /// ```
+    pub async fn serve(self) -> Result<(), Error> {
+        logging::install_default();
+        let config = self.app.config().clone();
+        let listener =
+            bind(config.addr, config.reuse_port).map_err(|e| Error::bind(config.addr, e))?;
+        let listener = TcpListener::from_std(listener).map_err(Error::io)?;
+        announce(&listener, &config);
+        self.serve_with_shutdown(listener, shutdown_signal())
+            .await
+            .map_err(Error::io)
     }
 
     /// Binds `TERN_ADDR`, serves until `SIGINT`/`SIGTERM`, drains, returns.

@@ -1,0 +1,68 @@
+//! Data for Tern: the app's database from its settings (SQLite by
+//! default, PostgreSQL by URL), migrations embedded in the binary, and the
+//! `Db` extractor.
+//!
+//! ```no_run
+//! use tern::{App, routing::get};
+//! use tern_data::{Database, Db, DataError, Pool};
+//!
+//! static MIGRATIONS: tern_data::Migrations = tern_data::migrations!("tests/migrations");
+//!
+//! async fn count(Db(pool): Db) -> Result<String, DataError> {
+//!     let n: i64 = match &pool {
+//!         Pool::Sqlite(p) => tern_data::sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(p).await?,
+//!         Pool::Postgres(p) => tern_data::sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(p).await?,
+//!     };
+//!     Ok(n.to_string())
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let config = tern::Config::from_env()?; // TERN_*, DATABASE_URL, ...
+//!     config.validate()?;
+//!     let service = App::new()
+//!         .settings::<Database>("database") // DATABASE_URL, DATABASE_MAX_CONNECTIONS, ...
+//!         .route("/notes/count", get(count))
+//!         .build_with(config)?;
+//!     let db = service.settings::<Database>().expect("loaded above");
+//!     db.migrate(&MIGRATIONS).await?; // each file in a transaction
+//!     tern::Server::new(service).serve().await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! - **Where**: `DATABASE_URL`, `sqlite://data/app.db` when unset (the
+//!   file and its directory are made on first start: nothing to install);
+//!   `postgres://user:password@host/database` for PostgreSQL. The pool's
+//!   size, timeouts and statement cache are settings too ([`Database`]).
+//! - **Migrations**: [`migrations!`] embeds a directory's `.sql` files;
+//!   [`Database::migrate`] applies the new ones in order, each in a
+//!   transaction, naming the file that fails.
+//! - **Errors**: [`DataError`] answers `503` (with `Retry-After`) when the
+//!   database cannot be reached, and the pool reconnects by itself when it
+//!   is back; `404` for a missing row, `409` for a unique or foreign-key
+//!   conflict.
+//! - **SQL**: sqlx 0.9 takes a `&'static str` as a query, so SQL built at
+//!   run time must be marked (`sqlx::AssertSqlSafe`): client input goes in
+//!   bound parameters, never in the text.
+
+mod database;
+mod error;
+mod extract;
+mod migrate;
+
+pub use database::{Backend, Database, Pool, DEFAULT_URL};
+pub use error::DataError;
+pub use extract::Db;
+pub use migrate::Migrations;
+
+/// Embeds the `.sql` files of a directory (relative to the crate's
+/// `Cargo.toml`) as [`Migrations`], in version order.
+///
+/// A file added to the directory is seen at the next build of the crate;
+/// to rebuild when one is added, add a `build.rs` with
+/// `println!("cargo:rerun-if-changed=migrations");`.
+pub use tern_macros::migrations;
+
+/// sqlx, at the version this crate uses.
+pub use sqlx;

@@ -1,0 +1,3 @@
+CREATE TABLE tags (name TEXT PRIMARY KEY);
+ALTER TABLE notes ADD COLUMN color TEXT;
+INSERT INTO no_such_table VALUES (1);

@@ -1,0 +1,370 @@
+//! The database layer over real sockets, on SQLite (always) and on
+//! PostgreSQL (when `POSTGRES_URL` is set, as `.ci/run` sets it).
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::{
+    net::SocketAddr,
+    sync::atomic::{AtomicU32, Ordering},
+};
+
+use serde_json::{json, Value};
+use tern::{
+    extract::Path,
+    routing::{get, post},
+    App, Config, Json, StatusCode,
+};
+use tern_data::{Backend, DataError, Database, Db, Migrations, Pool};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    sync::oneshot,
+};
+
+static MIGRATIONS: Migrations = tern_data::migrations!("tests/migrations");
+static BROKEN: Migrations = tern_data::migrations!("tests/broken");
+
+/// A fresh database URL per call: a new SQLite file, or a new schema of
+/// the PostgreSQL database at `POSTGRES_URL`.
+async fn fresh(backend: Backend) -> Option<String> {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let tag = format!("tern_data_{}_{n}", std::process::id());
+    match backend {
+        Backend::Sqlite => {
+            let dir = std::env::temp_dir().join(&tag);
+            Some(format!("sqlite://{}/nested/app.db", dir.display()))
+        }
+        Backend::Postgres => {
+            let Ok(url) = std::env::var("POSTGRES_URL") else {
+                eprintln!("skipped on PostgreSQL: POSTGRES_URL is not set");
+                return None;
+            };
+            let admin = sqlx::PgPool::connect(&url).await.unwrap();
+            // The schemas of earlier runs go (this run's stay until the next).
+            let old: Vec<String> = sqlx::query_scalar(
+                "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'tern_data_%' \
+                 AND nspname NOT LIKE $1",
+            )
+            .bind(format!("tern_data_{}_%", std::process::id()))
+            .fetch_all(&admin)
+            .await
+            .unwrap();
+            for schema in old {
+                let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                    "DROP SCHEMA IF EXISTS {schema} CASCADE"
+                )))
+                .execute(&admin)
+                .await;
+            }
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "DROP SCHEMA IF EXISTS {tag} CASCADE; CREATE SCHEMA {tag}"
+            )))
+            .execute(&admin)
+            .await
+            .unwrap();
+            let sep = if url.contains('?') { '&' } else { '?' };
+            Some(format!("{url}{sep}options[search_path]={tag}"))
+        }
+    }
+}
+
+const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
+
+async fn count(Db(pool): Db) -> Result<String, DataError> {
+    let n: i64 = match &pool {
+        Pool::Sqlite(p) => {
+            sqlx::query_scalar("SELECT COUNT(*) FROM notes")
+                .fetch_one(p)
+                .await?
+        }
+        Pool::Postgres(p) => {
+            sqlx::query_scalar("SELECT COUNT(*) FROM notes")
+                .fetch_one(p)
+                .await?
+        }
+    };
+    Ok(n.to_string())
+}
+
+#[derive(serde::Deserialize)]
+struct NewNote {
+    title: String,
+    stars: i32,
+}
+
+async fn create(
+    Db(pool): Db,
+    Json(note): Json<NewNote>,
+) -> Result<(StatusCode, String), DataError> {
+    let id: i64 = match &pool {
+        Pool::Sqlite(p) => {
+            sqlx::query_scalar("INSERT INTO notes (title, stars) VALUES ($1, $2) RETURNING id")
+                .bind(&note.title)
+                .bind(note.stars)
+                .fetch_one(p)
+                .await?
+        }
+        Pool::Postgres(p) => {
+            sqlx::query_scalar("INSERT INTO notes (title, stars) VALUES ($1, $2) RETURNING id")
+                .bind(&note.title)
+                .bind(note.stars)
+                .fetch_one(p)
+                .await?
+        }
+    };
+    Ok((StatusCode::CREATED, id.to_string()))
+}
+
+async fn show(Db(pool): Db, Path(id): Path<i64>) -> Result<Json<Value>, DataError> {
+    let (title, stars): (String, i32) = match &pool {
+        Pool::Sqlite(p) => {
+            sqlx::query_as("SELECT title, stars FROM notes WHERE id = $1")
+                .bind(id)
+                .fetch_one(p)
+                .await?
+        }
+        Pool::Postgres(p) => {
+            sqlx::query_as("SELECT title, stars FROM notes WHERE id = $1")
+                .bind(id)
+                .fetch_one(p)
+                .await?
+        }
+    };
+    Ok(Json(json!({ "title": title, "stars": stars })))
+}
+
+fn app() -> App {
+    App::new()
+        .settings::<Database>("database")
+        .route("/notes", post(create))
+        .route("/notes/count", get(count))
+        .route("/notes/{id:i64}", get(show))
+}
+
+struct Server {
+    addr: SocketAddr,
+    service: tern::AppService,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn spawn(settings: &[(&str, &str)]) -> Server {
+    let config = Config::from_settings(settings.iter().copied()).unwrap();
+    let service = app().build_with(config).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    tokio::spawn(
+        tern::Server::new(service.clone()).serve_with_shutdown(listener, async move {
+            let _ = rx.await;
+        }),
+    );
+    Server {
+        addr,
+        service,
+        stop: Some(tx),
+    }
+}
+
+impl Server {
+    fn db(&self) -> std::sync::Arc<Database> {
+        self.service.settings::<Database>().unwrap()
+    }
+
+    /// One request over the socket: the status, the head, the body.
+    async fn send(&self, method: &str, path: &str, body: Option<Value>) -> (u16, String, String) {
+        let mut stream = TcpStream::connect(self.addr).await.unwrap();
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        let answer = String::from_utf8(answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        (
+            head[9..12].parse().unwrap(),
+            head.to_owned(),
+            body.to_owned(),
+        )
+    }
+}
+
+/// The names of the tables and of `notes`' columns.
+async fn schema(db: &Database) -> (Vec<String>, Vec<String>) {
+    match db.pool() {
+        Pool::Sqlite(p) => {
+            let tables = sqlx::query_scalar(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+            )
+            .fetch_all(p)
+            .await
+            .unwrap();
+            let columns =
+                sqlx::query_scalar("SELECT name FROM pragma_table_info('notes') ORDER BY cid")
+                    .fetch_all(p)
+                    .await
+                    .unwrap();
+            (tables, columns)
+        }
+        Pool::Postgres(p) => {
+            let tables = sqlx::query_scalar(
+                "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY 1",
+            )
+            .fetch_all(p)
+            .await
+            .unwrap();
+            let columns = sqlx::query_scalar(
+                "SELECT column_name::text FROM information_schema.columns \
+                 WHERE table_schema = current_schema() AND table_name = 'notes' ORDER BY ordinal_position",
+            )
+            .fetch_all(p)
+            .await
+            .unwrap();
+            (tables, columns)
+        }
+    }
+}
+
+#[tokio::test]
+async fn migrations_apply_once_and_one_that_fails_leaves_the_schema_as_it_was() {
+    for backend in BACKENDS {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let db = Database::from_url(&url).unwrap();
+        db.migrate(&MIGRATIONS).await.unwrap();
+        // Again: nothing to do.
+        db.migrate(&MIGRATIONS).await.unwrap();
+        let before = schema(&db).await;
+        assert_eq!(before.1, ["id", "title", "body", "stars"], "{backend:?}");
+        let err = db.migrate(&BROKEN).await.unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("0003_half_done.sql"), "{backend:?}: {text}");
+        assert!(matches!(err, DataError::Migration { .. }), "{backend:?}");
+        // The table it made and the column it added are gone with it.
+        assert_eq!(schema(&db).await, before, "{backend:?}");
+    }
+}
+
+#[tokio::test]
+async fn handlers_read_and_write_and_errors_get_their_statuses() {
+    for backend in BACKENDS {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let server = spawn(&[("DATABASE_URL", &url)]).await;
+        server.db().migrate(&MIGRATIONS).await.unwrap();
+        let note = json!({"title": "first", "stars": 3});
+        let (status, _, id) = server.send("POST", "/notes", Some(note.clone())).await;
+        assert_eq!(status, 201, "{backend:?}: {id}");
+        let (status, _, body) = server.send("GET", &format!("/notes/{id}"), None).await;
+        assert_eq!(status, 200, "{backend:?}");
+        assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), note);
+        let (status, head, body) = server.send("POST", "/notes", Some(note)).await;
+        assert_eq!(status, 409, "{backend:?}: {body}");
+        assert!(head.contains("application/problem+json"), "{head}");
+        let (status, _, body) = server
+            .send(
+                "POST",
+                "/notes",
+                Some(json!({"title": "second", "stars": -1})),
+            )
+            .await;
+        assert_eq!(status, 422, "{backend:?}: {body}");
+        let (status, _, _) = server.send("GET", "/notes/999", None).await;
+        assert_eq!(status, 404, "{backend:?}");
+        assert_eq!(server.send("GET", "/notes/count", None).await.2, "1");
+    }
+}
+
+#[tokio::test]
+async fn the_sqlite_file_and_its_directories_are_made_on_first_use() {
+    let url = fresh(Backend::Sqlite).await.unwrap();
+    let file = url.strip_prefix("sqlite://").unwrap();
+    assert!(!std::path::Path::new(file).exists());
+    let db = Database::from_url(&url).unwrap();
+    db.check().await.unwrap();
+    assert!(std::path::Path::new(file).exists());
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_a_503_and_the_server_keeps_serving() {
+    // Nothing listens on port 1: every connection is refused.
+    let server = spawn(&[
+        ("DATABASE_URL", "postgres://tern@127.0.0.1:1/test"),
+        ("DATABASE_ACQUIRE_TIMEOUT", "1s"),
+    ])
+    .await;
+    let started = std::time::Instant::now();
+    let (status, head, body) = server.send("GET", "/notes/count", None).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(head.contains("retry-after: 1"), "{head}");
+    assert!(body.contains("the database is unavailable"), "{body}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Routes without the database still answer.
+    assert_eq!(server.send("GET", "/health", None).await.0, 200);
+}
+
+#[tokio::test]
+async fn the_pool_recovers_when_its_connections_are_killed() {
+    let Some(url) = fresh(Backend::Postgres).await else {
+        return;
+    };
+    // Named, so that only this pool's connections are killed (the other
+    // tests run at the same time).
+    let name = format!("tern_recover_{}", std::process::id());
+    let url = format!("{url}&application_name={name}");
+    let server = spawn(&[("DATABASE_URL", &url)]).await;
+    server.db().migrate(&MIGRATIONS).await.unwrap();
+    assert_eq!(server.send("GET", "/notes/count", None).await.0, 200);
+    // The pool's connections die.
+    let admin = sqlx::PgPool::connect(&std::env::var("POSTGRES_URL").unwrap())
+        .await
+        .unwrap();
+    let killed: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+    )
+    .bind(&name)
+    .fetch_all(&admin)
+    .await
+    .unwrap();
+    assert!(!killed.is_empty());
+    // The pool tests a connection before handing it out: the next
+    // requests get new ones.
+    for _ in 0..3 {
+        let (status, _, body) = server.send("GET", "/notes/count", None).await;
+        assert_eq!(status, 200, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn bad_settings_stop_the_start_naming_the_variable() {
+    for (url, says) in [
+        ("mysql://x/y", "must start with `sqlite:` or `postgres://`"),
+        ("postgres://a:b@[::1/x", "is not a PostgreSQL URL"),
+    ] {
+        let config = Config::from_settings([("DATABASE_URL", url)]).unwrap();
+        let err = app().build_with(config).unwrap_err().to_string();
+        assert!(err.starts_with("DATABASE_URL"), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(
+            !err.contains(":b@"),
+            "the URL's password is not repeated: {err}"
+        );
+    }
+    let config = Config::from_settings([("DATABASE_ACQUIRE_TIMEOUT", "soon")]).unwrap();
+    let err = app().build_with(config).unwrap_err().to_string();
+    assert!(err.starts_with("DATABASE_ACQUIRE_TIMEOUT"), "{err}");
+}
