@@ -50,11 +50,13 @@ mod database;
 mod error;
 mod extract;
 mod migrate;
+pub mod model;
 
 pub use database::{Backend, Database, Pool, DEFAULT_URL};
 pub use error::DataError;
-pub use extract::Db;
+pub use extract::{Db, ListQuery};
 pub use migrate::Migrations;
+pub use model::{Model, Page};
 
 /// Embeds the `.sql` files of a directory (relative to the crate's
 /// `Cargo.toml`) as [`Migrations`], in version order.
@@ -63,6 +65,9 @@ pub use migrate::Migrations;
 /// to rebuild when one is added, add a `build.rs` with
 /// `println!("cargo:rerun-if-changed=migrations");`.
 pub use tern_macros::migrations;
+
+/// Maps a struct to a table: see [`Model`].
+pub use tern_macros::Model;
 
 /// sqlx, at the version this crate uses.
 pub use sqlx;

@@ -2,11 +2,6 @@
 //! PostgreSQL (when `POSTGRES_URL` is set, as `.ci/run` sets it).
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::{
-    net::SocketAddr,
-    sync::atomic::{AtomicU32, Ordering},
-};
-
 use serde_json::{json, Value};
 use tern::{
     extract::Path,
@@ -14,61 +9,13 @@ use tern::{
     App, Config, Json, StatusCode,
 };
 use tern_data::{Backend, DataError, Database, Db, Migrations, Pool};
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    net::{TcpListener, TcpStream},
-    sync::oneshot,
-};
 
 static MIGRATIONS: Migrations = tern_data::migrations!("tests/migrations");
 static BROKEN: Migrations = tern_data::migrations!("tests/broken");
 
-/// A fresh database URL per call: a new SQLite file, or a new schema of
-/// the PostgreSQL database at `POSTGRES_URL`.
-async fn fresh(backend: Backend) -> Option<String> {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    let tag = format!("tern_data_{}_{n}", std::process::id());
-    match backend {
-        Backend::Sqlite => {
-            let dir = std::env::temp_dir().join(&tag);
-            Some(format!("sqlite://{}/nested/app.db", dir.display()))
-        }
-        Backend::Postgres => {
-            let Ok(url) = std::env::var("POSTGRES_URL") else {
-                eprintln!("skipped on PostgreSQL: POSTGRES_URL is not set");
-                return None;
-            };
-            let admin = sqlx::PgPool::connect(&url).await.unwrap();
-            // The schemas of earlier runs go (this run's stay until the next).
-            let old: Vec<String> = sqlx::query_scalar(
-                "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'tern_data_%' \
-                 AND nspname NOT LIKE $1",
-            )
-            .bind(format!("tern_data_{}_%", std::process::id()))
-            .fetch_all(&admin)
-            .await
-            .unwrap();
-            for schema in old {
-                let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-                    "DROP SCHEMA IF EXISTS {schema} CASCADE"
-                )))
-                .execute(&admin)
-                .await;
-            }
-            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-                "DROP SCHEMA IF EXISTS {tag} CASCADE; CREATE SCHEMA {tag}"
-            )))
-            .execute(&admin)
-            .await
-            .unwrap();
-            let sep = if url.contains('?') { '&' } else { '?' };
-            Some(format!("{url}{sep}options[search_path]={tag}"))
-        }
-    }
-}
+mod common;
 
-const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
+use common::{fresh, spawn, BACKENDS};
 
 async fn count(Db(pool): Db) -> Result<String, DataError> {
     let n: i64 = match &pool {
@@ -141,66 +88,6 @@ fn app() -> App {
         .route("/notes/{id:i64}", get(show))
 }
 
-struct Server {
-    addr: SocketAddr,
-    service: tern::AppService,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-async fn spawn(settings: &[(&str, &str)]) -> Server {
-    let config = Config::from_settings(settings.iter().copied()).unwrap();
-    let service = app().build_with(config).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = oneshot::channel::<()>();
-    tokio::spawn(
-        tern::Server::new(service.clone()).serve_with_shutdown(listener, async move {
-            let _ = rx.await;
-        }),
-    );
-    Server {
-        addr,
-        service,
-        stop: Some(tx),
-    }
-}
-
-impl Server {
-    fn db(&self) -> std::sync::Arc<Database> {
-        self.service.settings::<Database>().unwrap()
-    }
-
-    /// One request over the socket: the status, the head, the body.
-    async fn send(&self, method: &str, path: &str, body: Option<Value>) -> (u16, String, String) {
-        let mut stream = TcpStream::connect(self.addr).await.unwrap();
-        let body = body.map(|b| b.to_string()).unwrap_or_default();
-        let head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        stream.write_all(head.as_bytes()).await.unwrap();
-        stream.write_all(body.as_bytes()).await.unwrap();
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).await.unwrap();
-        let answer = String::from_utf8(answer).unwrap();
-        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
-        (
-            head[9..12].parse().unwrap(),
-            head.to_owned(),
-            body.to_owned(),
-        )
-    }
-}
-
 /// The names of the tables and of `notes`' columns.
 async fn schema(db: &Database) -> (Vec<String>, Vec<String>) {
     match db.pool() {
@@ -264,7 +151,7 @@ async fn handlers_read_and_write_and_errors_get_their_statuses() {
         let Some(url) = fresh(backend).await else {
             continue;
         };
-        let server = spawn(&[("DATABASE_URL", &url)]).await;
+        let server = spawn(app(), &[("DATABASE_URL", &url)]).await;
         server.db().migrate(&MIGRATIONS).await.unwrap();
         let note = json!({"title": "first", "stars": 3});
         let (status, _, id) = server.send("POST", "/notes", Some(note.clone())).await;
@@ -302,10 +189,13 @@ async fn the_sqlite_file_and_its_directories_are_made_on_first_use() {
 #[tokio::test]
 async fn an_unreachable_database_is_a_503_and_the_server_keeps_serving() {
     // Nothing listens on port 1: every connection is refused.
-    let server = spawn(&[
-        ("DATABASE_URL", "postgres://tern@127.0.0.1:1/test"),
-        ("DATABASE_ACQUIRE_TIMEOUT", "1s"),
-    ])
+    let server = spawn(
+        app(),
+        &[
+            ("DATABASE_URL", "postgres://tern@127.0.0.1:1/test"),
+            ("DATABASE_ACQUIRE_TIMEOUT", "1s"),
+        ],
+    )
     .await;
     let started = std::time::Instant::now();
     let (status, head, body) = server.send("GET", "/notes/count", None).await;
@@ -326,7 +216,7 @@ async fn the_pool_recovers_when_its_connections_are_killed() {
     // tests run at the same time).
     let name = format!("tern_recover_{}", std::process::id());
     let url = format!("{url}&application_name={name}");
-    let server = spawn(&[("DATABASE_URL", &url)]).await;
+    let server = spawn(app(), &[("DATABASE_URL", &url)]).await;
     server.db().migrate(&MIGRATIONS).await.unwrap();
     assert_eq!(server.send("GET", "/notes/count", None).await.0, 200);
     // The pool's connections die.

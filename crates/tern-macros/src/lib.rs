@@ -25,6 +25,7 @@ use proc_macro::TokenStream;
 mod contract;
 mod handler;
 mod migrations;
+mod model;
 
 /// Checks a handler at its definition, so that a mistake is reported at
 /// the argument or return type at fault rather than where the handler is
@@ -117,6 +118,15 @@ pub fn contract(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn migrations(input: TokenStream) -> TokenStream {
     match migrations::expand(input.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Maps a struct to a table; see `tern_data::Model`.
+#[proc_macro_derive(Model, attributes(model))]
+pub fn derive_model(input: TokenStream) -> TokenStream {
+    match model::expand(input.into()) {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
     }

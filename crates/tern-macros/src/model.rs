@@ -1,0 +1,384 @@
+//! `#[derive(Model)]`: a struct mapped to a table, its metadata and its
+//! statements written as constants at compile time.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{spanned::Spanned, Data, DeriveInput, Fields, LitStr, Type};
+
+/// One field, as `#[model(...)]` and its type describe it.
+struct Field {
+    ident: syn::Ident,
+    ty: Type,
+    column: String,
+    label: String,
+    kind: &'static str,
+    nullable: bool,
+    primary_key: bool,
+    default: bool,
+    searchable: bool,
+    sortable: bool,
+    listed: bool,
+    encrypted: bool,
+    read_only: bool,
+}
+
+const FIELD_WORDS: &str =
+    "primary_key, column = \"..\", label = \"..\", default, searchable, sortable, listed, read_only";
+
+pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
+    let input: DeriveInput = syn::parse2(input)?;
+    if !input.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &input.generics,
+            "a model cannot be generic: it is one table",
+        ));
+    }
+    let name = &input.ident;
+    let mut table = format!("{}s", snake(&name.to_string()));
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("model")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("table") {
+                let lit: LitStr = meta.value()?.parse()?;
+                table = identifier(&lit)?;
+                Ok(())
+            } else {
+                Err(meta.error("a model takes `#[model(table = \"...\")]`"))
+            }
+        })?;
+    }
+    let Data::Struct(data) = &input.data else {
+        return Err(syn::Error::new_spanned(
+            name,
+            "a model is a struct with named fields",
+        ));
+    };
+    let Fields::Named(named) = &data.fields else {
+        return Err(syn::Error::new_spanned(
+            name,
+            "a model is a struct with named fields",
+        ));
+    };
+    let mut fields = Vec::new();
+    for f in &named.named {
+        fields.push(field(f)?);
+    }
+    let keys: Vec<&Field> = fields.iter().filter(|f| f.primary_key).collect();
+    let key = match keys.as_slice() {
+        [key] => *key,
+        [] => {
+            return Err(syn::Error::new_spanned(
+                name,
+                "a model needs `#[model(primary_key)]` on one field",
+            ))
+        }
+        [_, second, ..] => {
+            return Err(syn::Error::new(
+                second.ident.span(),
+                "a model has one `#[model(primary_key)]`",
+            ))
+        }
+    };
+    for f in &fields {
+        if f.encrypted && (f.searchable || f.sortable) {
+            return Err(syn::Error::new(
+                f.ident.span(),
+                "an encrypted column cannot be searched or sorted: the database sees only ciphertext",
+            ));
+        }
+        if f.searchable && f.kind != "Text" {
+            return Err(syn::Error::new(
+                f.ident.span(),
+                "`searchable` applies to text columns (`String`, `Option<String>`)",
+            ));
+        }
+    }
+    let any_listed = fields.iter().any(|f| f.listed);
+    let quoted = |f: &Field| format!("\"{}\"", f.column);
+    let all: Vec<String> = fields.iter().map(quoted).collect();
+    let all = all.join(", ");
+    let key_col = quoted(key);
+    let select_all = format!("SELECT {all} FROM \"{table}\"");
+    let select_one = format!("{select_all} WHERE {key_col} = $1");
+    let inserted: Vec<&Field> = fields
+        .iter()
+        .filter(|f| !f.primary_key && !f.default)
+        .collect();
+    let insert = if inserted.is_empty() {
+        format!("INSERT INTO \"{table}\" DEFAULT VALUES RETURNING {all}")
+    } else {
+        let cols: Vec<String> = inserted.iter().map(|f| quoted(f)).collect();
+        let marks: Vec<String> = (1..=inserted.len()).map(|i| format!("${i}")).collect();
+        format!(
+            "INSERT INTO \"{table}\" ({}) VALUES ({}) RETURNING {all}",
+            cols.join(", "),
+            marks.join(", ")
+        )
+    };
+    let updated: Vec<&Field> = fields
+        .iter()
+        .filter(|f| !f.primary_key && !f.read_only)
+        .collect();
+    let update = if updated.is_empty() {
+        format!("UPDATE \"{table}\" SET {key_col} = {key_col} WHERE {key_col} = $1 RETURNING {all}")
+    } else {
+        let sets: Vec<String> = updated
+            .iter()
+            .enumerate()
+            .map(|(i, f)| format!("{} = ${}", quoted(f), i + 1))
+            .collect();
+        format!(
+            "UPDATE \"{table}\" SET {} WHERE {key_col} = ${} RETURNING {all}",
+            sets.join(", "),
+            updated.len() + 1
+        )
+    };
+    let delete = format!("DELETE FROM \"{table}\" WHERE {key_col} = $1");
+
+    let columns = fields.iter().map(|f| {
+        let Field {
+            column,
+            label,
+            nullable,
+            primary_key,
+            default,
+            searchable,
+            sortable,
+            listed,
+            encrypted,
+            read_only,
+            ..
+        } = f;
+        let kind = syn::Ident::new(f.kind, f.ident.span());
+        let has_default = *default || *primary_key;
+        let listed = *listed || !any_listed;
+        let read_only = *read_only || *primary_key;
+        quote! {
+            ::tern_data::model::Column {
+                name: #column,
+                label: #label,
+                kind: ::tern_data::model::Kind::#kind,
+                nullable: #nullable,
+                primary_key: #primary_key,
+                has_default: #has_default,
+                searchable: #searchable,
+                sortable: #sortable,
+                listed: #listed,
+                encrypted: #encrypted,
+                read_only: #read_only,
+            }
+        }
+    });
+    let gets: Vec<TokenStream> = fields
+        .iter()
+        .map(|f| {
+            let ident = &f.ident;
+            let column = &f.column;
+            quote!(#ident: ::tern_data::sqlx::Row::try_get(row, #column)?)
+        })
+        .collect();
+    let insert_binds = inserted.iter().map(|f| {
+        let ident = &f.ident;
+        quote!(.bind(&self.#ident))
+    });
+    let insert_binds: Vec<TokenStream> = insert_binds.collect();
+    let key_ident = &key.ident;
+    let update_binds: Vec<TokenStream> = updated
+        .iter()
+        .map(|f| {
+            let ident = &f.ident;
+            quote!(.bind(&self.#ident))
+        })
+        .chain(std::iter::once(quote!(.bind(&self.#key_ident))))
+        .collect();
+    let key_ty = &key.ty;
+    let sqlite_row = quote!(::tern_data::sqlx::sqlite::SqliteRow);
+    let pg_row = quote!(::tern_data::sqlx::postgres::PgRow);
+    Ok(quote! {
+        impl<'r> ::tern_data::sqlx::FromRow<'r, #sqlite_row> for #name {
+            fn from_row(row: &'r #sqlite_row) -> ::core::result::Result<Self, ::tern_data::sqlx::Error> {
+                ::core::result::Result::Ok(#name { #(#gets),* })
+            }
+        }
+
+        impl<'r> ::tern_data::sqlx::FromRow<'r, #pg_row> for #name {
+            fn from_row(row: &'r #pg_row) -> ::core::result::Result<Self, ::tern_data::sqlx::Error> {
+                ::core::result::Result::Ok(#name { #(#gets),* })
+            }
+        }
+
+        impl ::tern_data::Model for #name {
+            type Key = #key_ty;
+            const TABLE: &'static str = #table;
+            const COLUMNS: &'static [::tern_data::model::Column] = &[#(#columns),*];
+            const SELECT_ONE: &'static str = #select_one;
+            const SELECT_ALL: &'static str = #select_all;
+            const INSERT: &'static str = #insert;
+            const UPDATE: &'static str = #update;
+            const DELETE: &'static str = #delete;
+
+            fn key(&self) -> #key_ty {
+                ::core::clone::Clone::clone(&self.#key_ident)
+            }
+
+            fn bind_insert<'q>(
+                &'q self,
+                q: ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Sqlite, Self, ::tern_data::model::SqliteArgs>,
+            ) -> ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Sqlite, Self, ::tern_data::model::SqliteArgs> {
+                q #(#insert_binds)*
+            }
+
+            fn bind_insert_pg<'q>(
+                &'q self,
+                q: ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Postgres, Self, ::tern_data::model::PgArgs>,
+            ) -> ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Postgres, Self, ::tern_data::model::PgArgs> {
+                q #(#insert_binds)*
+            }
+
+            fn bind_update<'q>(
+                &'q self,
+                q: ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Sqlite, Self, ::tern_data::model::SqliteArgs>,
+            ) -> ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Sqlite, Self, ::tern_data::model::SqliteArgs> {
+                q #(#update_binds)*
+            }
+
+            fn bind_update_pg<'q>(
+                &'q self,
+                q: ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Postgres, Self, ::tern_data::model::PgArgs>,
+            ) -> ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Postgres, Self, ::tern_data::model::PgArgs> {
+                q #(#update_binds)*
+            }
+        }
+    })
+}
+
+fn field(f: &syn::Field) -> syn::Result<Field> {
+    let ident = f
+        .ident
+        .clone()
+        .ok_or_else(|| syn::Error::new(f.span(), "a model's fields are named"))?;
+    let plain = ident.to_string();
+    let plain = plain.strip_prefix("r#").unwrap_or(&plain).to_owned();
+    let (nullable, inner) = match option_inner(&f.ty) {
+        Some(inner) => (true, inner),
+        None => (false, &f.ty),
+    };
+    let last = last_segment(inner);
+    let encrypted = last.as_deref() == Some("Encrypted");
+    let kind = match last.as_deref() {
+        Some("i16" | "i32" | "i64") => "Integer",
+        Some("f32" | "f64") => "Real",
+        Some("String") => "Text",
+        Some("bool") => "Bool",
+        Some("Encrypted") => "Bytes",
+        Some("Vec") => "Bytes",
+        _ => "Other",
+    };
+    let mut out = Field {
+        ident: ident.clone(),
+        ty: f.ty.clone(),
+        column: plain.clone(),
+        label: label(&plain),
+        kind,
+        nullable,
+        primary_key: false,
+        default: false,
+        searchable: false,
+        sortable: false,
+        listed: false,
+        encrypted,
+        read_only: false,
+    };
+    for attr in f.attrs.iter().filter(|a| a.path().is_ident("model")) {
+        attr.parse_nested_meta(|meta| {
+            let word = |w: &str| meta.path.is_ident(w);
+            if word("primary_key") {
+                out.primary_key = true;
+            } else if word("default") {
+                out.default = true;
+            } else if word("searchable") {
+                out.searchable = true;
+            } else if word("sortable") {
+                out.sortable = true;
+            } else if word("listed") {
+                out.listed = true;
+            } else if word("read_only") {
+                out.read_only = true;
+            } else if word("column") {
+                out.column = identifier(&meta.value()?.parse()?)?;
+            } else if word("label") {
+                let lit: LitStr = meta.value()?.parse()?;
+                out.label = lit.value();
+            } else {
+                return Err(meta.error(format!(
+                    "unknown model attribute; a field takes {FIELD_WORDS}"
+                )));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(out)
+}
+
+/// A table or column name: letters, digits and `_`, so that quoting it
+/// is all it takes.
+fn identifier(lit: &LitStr) -> syn::Result<String> {
+    let v = lit.value();
+    let ok = !v.is_empty()
+        && v.len() <= 63
+        && !v.as_bytes()[0].is_ascii_digit()
+        && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if ok {
+        Ok(v)
+    } else {
+        Err(syn::Error::new(
+            lit.span(),
+            "a table or column name is letters, digits and `_` (not starting with a digit, at most 63)",
+        ))
+    }
+}
+
+fn option_inner(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = ty else { return None };
+    let seg = p.path.segments.last()?;
+    if seg.ident != "Option" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &seg.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    }
+}
+
+fn last_segment(ty: &Type) -> Option<String> {
+    let Type::Path(p) = ty else { return None };
+    p.path.segments.last().map(|s| s.ident.to_string())
+}
+
+/// `NoteTag` -> `note_tag`.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `created_at` -> `Created at`.
+fn label(name: &str) -> String {
+    let words = name.replace('_', " ");
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => words,
+    }
+}
