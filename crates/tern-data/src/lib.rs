@@ -47,12 +47,14 @@
 //!   bound parameters, never in the text.
 
 mod database;
+pub mod encryption;
 mod error;
 mod extract;
 mod migrate;
 pub mod model;
 
 pub use database::{Backend, Database, Pool, DEFAULT_URL};
+pub use encryption::{Encrypted, FieldKeys};
 pub use error::DataError;
 pub use extract::{Db, ListQuery};
 pub use migrate::Migrations;

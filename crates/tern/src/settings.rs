@@ -230,6 +230,14 @@ thread_local! {
     static PRODUCTION: Cell<bool> = const { Cell::new(false) };
 }
 
+/// Whether the settings being loaded on this thread are a production
+/// app's: for a settings type whose `Deserialize` must refuse in
+/// production what development allows (a missing key, say). `false`
+/// outside a load.
+pub fn loading_for_production() -> bool {
+    PRODUCTION.with(Cell::get)
+}
+
 /// Shortest secret production accepts, in bytes.
 const MIN_SECRET: usize = 16;
 

@@ -1,0 +1,5 @@
+CREATE TABLE accounts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    secret BLOB NOT NULL
+);
