@@ -52,6 +52,7 @@ mod error;
 mod extract;
 mod migrate;
 pub mod model;
+pub mod testing;
 
 pub use database::{Backend, Database, Pool, DEFAULT_URL};
 pub use encryption::{Encrypted, FieldKeys};
@@ -73,3 +74,23 @@ pub use tern_macros::Model;
 
 /// sqlx, at the version this crate uses.
 pub use sqlx;
+
+/// Runs `$body` with `$p` bound to the pool of whichever database `$pool`
+/// is (the body is written once and compiled for each):
+///
+/// ```no_run
+/// # async fn f(pool: &tern_data::Pool) -> Result<(), tern_data::DataError> {
+/// let n: i64 = tern_data::with_pool!(pool, p => {
+///     tern_data::sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(p).await?
+/// });
+/// # Ok(()) }
+/// ```
+#[macro_export]
+macro_rules! with_pool {
+    ($pool:expr, $p:ident => $body:expr) => {
+        match $pool {
+            $crate::Pool::Sqlite($p) => $body,
+            $crate::Pool::Postgres($p) => $body,
+        }
+    };
+}

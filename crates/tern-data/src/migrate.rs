@@ -21,6 +21,7 @@ use crate::{Backend, DataError, Database, Pool};
 #[derive(Debug, Clone, Copy)]
 pub struct Migrations {
     files: &'static [(&'static str, &'static str)],
+    table: &'static str,
 }
 
 /// One parsed migration file.
@@ -37,7 +38,21 @@ impl Migrations {
     /// The files `(name, sql)`; [`migrations!`](crate::migrations) writes
     /// this call.
     pub const fn new(files: &'static [(&'static str, &'static str)]) -> Self {
-        Migrations { files }
+        Migrations {
+            files,
+            table: "_sqlx_migrations",
+        }
+    }
+
+    /// The same files, recorded in `table` instead of sqlx's
+    /// `_sqlx_migrations`: for a library's migrations, whose versions
+    /// are its own (`tern_auth::MIGRATIONS` uses
+    /// `_tern_auth_migrations`). A table name is letters, digits and `_`.
+    pub const fn with_table(self, table: &'static str) -> Self {
+        Migrations {
+            files: self.files,
+            table,
+        }
     }
 
     fn parse(&self) -> Result<Vec<File>, DataError> {
@@ -110,7 +125,17 @@ impl Database {
     /// lock; SQLite's writer lock serialises them).
     pub async fn migrate(&self, migrations: &Migrations) -> Result<(), DataError> {
         let files = migrations.for_backend(self.backend())?;
-        let migrator = Migrator::with_migrations(
+        let table = migrations.table;
+        if table.is_empty()
+            || !table
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            return Err(DataError::Config(format!(
+                "`{table}` is not a migrations table name (letters, digits and `_`)"
+            )));
+        }
+        let mut migrator = Migrator::with_migrations(
             files
                 .iter()
                 .map(|f| {
@@ -124,6 +149,7 @@ impl Database {
                 })
                 .collect(),
         );
+        migrator.dangerous_set_table_name(table);
         let outcome = match self.pool() {
             Pool::Sqlite(p) => migrator.run(p).await,
             Pool::Postgres(p) => migrator.run(p).await,

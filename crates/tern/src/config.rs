@@ -989,17 +989,18 @@ fn parse_bool(name: &str, v: &str) -> Result<bool, ConfigError> {
     }
 }
 
-/// `30`, `30s`, `500ms`, `2m`, for an app's settings (the message only).
+/// `30`, `30s`, `500ms`, `2m`, `12h`, `14d`, for an app's settings (the
+/// message only).
 pub(crate) fn parse_duration_text(v: &str) -> Result<Duration, String> {
     parse_duration("", v).map_err(|e| e.message)
 }
 
-/// `30`, `30s`, `500ms`, `2m`.
+/// `30`, `30s`, `500ms`, `2m`, `12h`, `14d`.
 fn parse_duration(name: &str, v: &str) -> Result<Duration, ConfigError> {
     let err = || {
         ConfigError::new(
             name,
-            format!("`{v}` is not a duration like 30s, 500ms or 2m"),
+            format!("`{v}` is not a duration like 30s, 500ms, 2m, 12h or 14d"),
         )
     };
     let (num, unit) = match v.find(|c: char| !c.is_ascii_digit()) {
@@ -1010,7 +1011,12 @@ fn parse_duration(name: &str, v: &str) -> Result<Duration, ConfigError> {
     match unit.trim() {
         "ms" => Ok(Duration::from_millis(n)),
         "s" => Ok(Duration::from_secs(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
+        "m" => n.checked_mul(60).map(Duration::from_secs).ok_or_else(err),
+        "h" => n.checked_mul(3600).map(Duration::from_secs).ok_or_else(err),
+        "d" => n
+            .checked_mul(86_400)
+            .map(Duration::from_secs)
+            .ok_or_else(err),
         _ => Err(err()),
     }
 }

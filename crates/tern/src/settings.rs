@@ -78,8 +78,8 @@ use crate::{
 };
 
 /// Reads a duration field of an app's settings as Tern's own durations
-/// are written: `30` (seconds), `30s`, `500ms`, `2m` (a TOML integer is
-/// seconds):
+/// are written: `30` (seconds), `30s`, `500ms`, `2m`, `12h`, `14d` (a
+/// TOML integer is seconds):
 ///
 /// ```
 /// # use std::time::Duration;
@@ -97,7 +97,7 @@ pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<std::time::Duration, 
     impl serde::de::Visitor<'_> for Visitor {
         type Value = std::time::Duration;
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a duration like 30s, 500ms or 2m")
+            f.write_str("a duration like 30s, 500ms, 2m, 12h or 14d")
         }
         fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
             Ok(std::time::Duration::from_secs(v))

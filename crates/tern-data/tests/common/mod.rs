@@ -1,66 +1,18 @@
 //! What the data tests share: fresh databases and a server over a socket.
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
-use std::{
-    net::SocketAddr,
-    sync::atomic::{AtomicU32, Ordering},
-};
+use std::net::SocketAddr;
 
 use serde_json::Value;
 use tern::{App, Config};
-use tern_data::{Backend, Database};
+use tern_data::Database;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream},
     sync::oneshot,
 };
 
-pub const BACKENDS: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
-
-/// A fresh database URL per call: a new SQLite file, or a new schema of
-/// the PostgreSQL database at `POSTGRES_URL`.
-pub async fn fresh(backend: Backend) -> Option<String> {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    let tag = format!("tern_data_{}_{n}", std::process::id());
-    match backend {
-        Backend::Sqlite => {
-            let dir = std::env::temp_dir().join(&tag);
-            Some(format!("sqlite://{}/nested/app.db", dir.display()))
-        }
-        Backend::Postgres => {
-            let Ok(url) = std::env::var("POSTGRES_URL") else {
-                eprintln!("skipped on PostgreSQL: POSTGRES_URL is not set");
-                return None;
-            };
-            let admin = sqlx::PgPool::connect(&url).await.unwrap();
-            // The schemas of earlier runs go (this run's stay until the next).
-            let old: Vec<String> = sqlx::query_scalar(
-                "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'tern_data_%' \
-                 AND nspname NOT LIKE $1",
-            )
-            .bind(format!("tern_data_{}_%", std::process::id()))
-            .fetch_all(&admin)
-            .await
-            .unwrap();
-            for schema in old {
-                let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-                    "DROP SCHEMA IF EXISTS {schema} CASCADE"
-                )))
-                .execute(&admin)
-                .await;
-            }
-            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-                "DROP SCHEMA IF EXISTS {tag} CASCADE; CREATE SCHEMA {tag}"
-            )))
-            .execute(&admin)
-            .await
-            .unwrap();
-            let sep = if url.contains('?') { '&' } else { '?' };
-            Some(format!("{url}{sep}options[search_path]={tag}"))
-        }
-    }
-}
+pub use tern_data::testing::{fresh, BACKENDS};
 
 pub struct Server {
     pub addr: SocketAddr,

@@ -6,6 +6,8 @@ use tern_core::{extract::FromRequestParts, response::IntoResponseParts, Response
 
 use super::Rejection;
 
+/// The `time` crate the cookie attributes use (`Max-Age`, `Expires`).
+pub use cookie::time;
 pub use cookie::{Cookie, SameSite};
 
 /// The request's cookies, and the ones the response will set.

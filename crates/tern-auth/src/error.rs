@@ -1,0 +1,100 @@
+//! What can go wrong with accounts, and the answer each gets.
+
+use std::fmt;
+
+use tern::{IntoResponse, Problem, Response, StatusCode};
+use tern_data::DataError;
+
+/// An accounts error, answered as problem+json.
+#[derive(Debug)]
+pub enum AuthError {
+    /// Unknown user, wrong password or an inactive account: one answer
+    /// for all three (`401`), so that it does not say which.
+    BadCredentials,
+    /// Too many failed logins for this account from this address (`429`,
+    /// `Retry-After` in seconds).
+    Throttled(u64),
+    /// No valid session (`401`).
+    NotLoggedIn,
+    /// Logged in, but not staff (`403`).
+    NotStaff,
+    /// The CSRF check failed (`403`): what was missing or wrong.
+    Csrf(String),
+    /// A new password breaks a rule (`422`), or a password is longer
+    /// than a login accepts (`413`-like refusal before hashing: `422`).
+    Password(String),
+    /// A body that is not the expected form or JSON (`400`).
+    BadRequest(String),
+    /// The database's error.
+    Data(DataError),
+    /// Hashing failed (`500`).
+    Internal(String),
+}
+
+impl fmt::Display for AuthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AuthError::BadCredentials => f.write_str("wrong username or password"),
+            AuthError::Throttled(s) => write!(
+                f,
+                "too many failed logins for this account from this address: try again in {s} s"
+            ),
+            AuthError::NotLoggedIn => f.write_str("log in first: this needs a session"),
+            AuthError::NotStaff => f.write_str("this needs a staff account"),
+            AuthError::Csrf(why) | AuthError::Password(why) | AuthError::BadRequest(why) => {
+                f.write_str(why)
+            }
+            AuthError::Data(e) => write!(f, "{e}"),
+            AuthError::Internal(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for AuthError {}
+
+impl From<DataError> for AuthError {
+    fn from(e: DataError) -> Self {
+        AuthError::Data(e)
+    }
+}
+
+impl From<tern_data::sqlx::Error> for AuthError {
+    fn from(e: tern_data::sqlx::Error) -> Self {
+        AuthError::Data(DataError::Sqlx(e))
+    }
+}
+
+impl IntoResponse for AuthError {
+    fn into_response(self) -> Response {
+        let status = match &self {
+            AuthError::BadCredentials | AuthError::NotLoggedIn => StatusCode::UNAUTHORIZED,
+            AuthError::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
+            AuthError::NotStaff | AuthError::Csrf(_) => StatusCode::FORBIDDEN,
+            AuthError::Password(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            AuthError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            AuthError::Data(_) => return self.into_data().into_response(),
+            AuthError::Internal(e) => {
+                tracing::error!(error = %e, "accounts");
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        };
+        let mut res = Problem::new(status)
+            .with_detail(self.to_string())
+            .into_response();
+        if let AuthError::Throttled(seconds) = self {
+            if let Ok(v) = http::HeaderValue::from_str(&seconds.max(1).to_string()) {
+                res.headers_mut().insert(http::header::RETRY_AFTER, v);
+            }
+        }
+        res
+    }
+}
+
+impl AuthError {
+    fn into_data(self) -> DataError {
+        match self {
+            AuthError::Data(e) => e,
+            other => DataError::Config(other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The current user, for handlers: `User`, `Option<User>`, `Staff`,
+//! `Session`.
+
+use http::request::Parts;
+use tern::{extract::cookie::Cookies, settings::Settings, IntoResponse, Response};
+use tern_core::extract::FromRequestParts;
+use tern_data::Database;
+
+use crate::{session, Accounts, AuthError, Session, User};
+
+/// The session found for a request, kept so that the CSRF check and the
+/// extractors look it up once.
+#[derive(Clone)]
+struct Resolved(Option<Session>);
+
+/// The request's live session, if any (its signed cookie, then the
+/// database).
+pub(crate) async fn current(parts: &mut Parts) -> Result<Option<Session>, AuthError> {
+    if let Some(Resolved(s)) = parts.extensions.get::<Resolved>() {
+        return Ok(s.clone());
+    }
+    let not_installed = |_| {
+        AuthError::Internal(
+            "the app has no accounts: call tern_auth::install(app) (and load tern_data::Database)"
+                .to_owned(),
+        )
+    };
+    let Settings(accounts) = Settings::<Accounts>::from_request_parts(parts, &())
+        .await
+        .map_err(not_installed)?;
+    let cookies = Cookies::from_request_parts(parts, &())
+        .await
+        .map_err(|e| AuthError::Internal(e.to_string()))?;
+    let found = match cookies.get_signed(&accounts.cookie) {
+        Some(cookie) => {
+            let Settings(db) = Settings::<Database>::from_request_parts(parts, &())
+                .await
+                .map_err(not_installed)?;
+            session::load(db.pool(), &accounts, cookie.value()).await?
+        }
+        None => None,
+    };
+    parts.extensions.insert(Resolved(found.clone()));
+    Ok(found)
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Session {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
+        current(parts)
+            .await
+            .map_err(IntoResponse::into_response)?
+            .ok_or_else(|| AuthError::NotLoggedIn.into_response())
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for User {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        Session::from_request_parts(parts, state)
+            .await
+            .map(|s| s.user)
+    }
+}
+
+/// A logged-in staff user: `401` without a session, `403` for a user
+/// who is not staff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Staff(pub User);
+
+impl<S: Send + Sync> FromRequestParts<S> for Staff {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
+        let user = User::from_request_parts(parts, state).await?;
+        if user.is_staff {
+            Ok(Staff(user))
+        } else {
+            Err(AuthError::NotStaff.into_response())
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! Accounts for Tern: users with Argon2id passwords, server-side
+//! sessions in a signed cookie, CSRF checks, and a login throttle, all
+//! kept in the app's database so that every process shares them.
+//!
+//! ```no_run
+//! use tern::{App, routing::get};
+//! use tern_auth::{Staff, User};
+//! use tern_data::Database;
+//!
+//! async fn me(user: User) -> String { format!("hello {}", user.username) }
+//! async fn admin(Staff(user): Staff) -> String { format!("{} is staff", user.username) }
+//!
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = tern::Config::from_env()?; // SECRET_KEY signs the session cookie
+//! let app = App::new()
+//!     .settings::<Database>("database")
+//!     .route("/me", get(me))
+//!     .route("/admin", get(admin));
+//! // POST /auth/login, POST /auth/logout, GET /auth/session,
+//! // POST /auth/password; the CSRF check on every route.
+//! let service = tern_auth::install(app).build_with(config)?;
+//! let db = service.settings::<Database>().expect("loaded");
+//! db.migrate(&tern_auth::MIGRATIONS).await?; // its tables, its own record
+//! tern::Server::new(service).serve().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! - **Passwords**: Argon2id at OWASP's minimum (19 MiB, 2 passes), a
+//!   pepper from `PASSWORD_PEPPER` if set, rehashed at login when the
+//!   parameters change; at most 1,024 bytes (refused before hashing) and
+//!   a bounded number of hashes at once. Unknown users are checked
+//!   against a decoy hash: the same answer and the same time as a wrong
+//!   password.
+//! - **Sessions**: a 256-bit random token in a signed, `HttpOnly`,
+//!   `SameSite=Lax` cookie (`Secure` in production); the database keeps
+//!   its SHA-256 digest, the user, a CSRF token, and ends it after
+//!   `AUTH_SESSION_LIFETIME` or `AUTH_SESSION_IDLE`. A login replaces any
+//!   session the client had (no fixation); logout deletes it; a new
+//!   password ends all of the user's sessions.
+//! - **CSRF**: see [`csrf()`].
+//! - **Throttle**: `AUTH_LOGIN_FAILURES` failures (10) per account and
+//!   client address (`ClientIp`, so trusted proxies apply) within
+//!   `AUTH_LOGIN_WINDOW` (1 minute), then `429` with `Retry-After`.
+
+mod csrf;
+mod error;
+mod extract;
+mod handlers;
+pub mod password;
+mod session;
+mod settings;
+mod throttle;
+mod users;
+
+pub use csrf::{csrf, FIELD as CSRF_FIELD, HEADER as CSRF_HEADER};
+pub use error::AuthError;
+pub use extract::Staff;
+pub use handlers::LoggedIn;
+pub use session::{delete_all as end_all_sessions, Session};
+pub use settings::{Accounts, Passwords};
+pub use users::{create_user, set_password, User, MAX_USERNAME_CHARS};
+
+use tern::{
+    routing::{get, post},
+    App,
+};
+use tern_data::Migrations;
+
+/// The accounts' tables (`tern_users`, `tern_sessions`,
+/// `tern_login_failures`), recorded in `_tern_auth_migrations` so that
+/// their versions never meet the app's.
+pub static MIGRATIONS: Migrations =
+    tern_data::migrations!("migrations").with_table("_tern_auth_migrations");
+
+/// Adds accounts to `app`: the settings ([`Accounts`] under `auth`,
+/// [`Passwords`] under `password`), the routes `POST /auth/login`,
+/// `POST /auth/logout`, `GET /auth/session`, `POST /auth/password`, and
+/// the [`csrf()`] check after routing on every route. The app loads its
+/// [`tern_data::Database`] itself.
+pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>) -> App<S> {
+    app.settings::<Accounts>("auth")
+        .settings::<Passwords>("password")
+        .route("/auth/login", post(handlers::login))
+        .route("/auth/logout", post(handlers::logout))
+        .route("/auth/session", get(handlers::current))
+        .route("/auth/password", post(handlers::change_password))
+        .route_layer(tern::middleware::from_fn(csrf))
+}

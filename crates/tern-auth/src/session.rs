@@ -1,0 +1,121 @@
+//! Server-side sessions: an opaque random token in a signed cookie; the
+//! database keeps its SHA-256 digest, the user, a CSRF token and the
+//! times that end it.
+
+use base64::Engine as _;
+use rand::RngCore as _;
+use sha2::{Digest, Sha256};
+use tern_data::{with_pool, Pool};
+
+use crate::{users::now, Accounts, AuthError, User};
+
+/// A new random token: 32 bytes from the CSPRNG, URL-safe base64.
+pub(crate) fn token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// What the database keeps for a token: its digest (a stolen table
+/// holds no usable session).
+pub(crate) fn digest(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A live session, as loaded for a request.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Its user.
+    pub user: User,
+    /// The CSRF token every unsafe request of this session must carry.
+    pub csrf: String,
+    pub(crate) token: String,
+}
+
+/// Starts a session for `user`: its token (for the cookie) and CSRF token.
+pub(crate) async fn create(pool: &Pool, user: &User) -> Result<Session, AuthError> {
+    let (token, csrf, at) = (token(), crate::session::token(), now());
+    let sql = "INSERT INTO tern_sessions (id_hash, user_id, csrf, created_at, last_seen) \
+               VALUES ($1, $2, $3, $4, $4)";
+    with_pool!(pool, p => {
+        tern_data::sqlx::query(sql)
+            .bind(digest(&token))
+            .bind(user.id)
+            .bind(&csrf)
+            .bind(at)
+            .execute(p)
+            .await?
+            .rows_affected()
+    });
+    Ok(Session {
+        user: user.clone(),
+        csrf,
+        token,
+    })
+}
+
+/// The live session of `token`, if any: an expired one (past its
+/// lifetime, or idle too long) is deleted; one of an inactive user is
+/// not live. Its last use is recorded at most once a minute.
+pub(crate) async fn load(
+    pool: &Pool,
+    accounts: &Accounts,
+    token: &str,
+) -> Result<Option<Session>, AuthError> {
+    let id_hash = digest(token);
+    let sql =
+        "SELECT s.csrf, s.created_at, s.last_seen, u.id, u.username, u.is_staff, u.is_active \
+               FROM tern_sessions s JOIN tern_users u ON u.id = s.user_id WHERE s.id_hash = $1";
+    let row: Option<(String, i64, i64, i64, String, bool, bool)> = with_pool!(pool, p => {
+        tern_data::sqlx::query_as(sql).bind(&id_hash).fetch_optional(p).await?
+    });
+    let Some((csrf, created, seen, id, username, is_staff, active)) = row else {
+        return Ok(None);
+    };
+    let at = now();
+    let lifetime = i64::try_from(accounts.session_lifetime.as_secs()).unwrap_or(i64::MAX);
+    let idle = i64::try_from(accounts.session_idle.as_secs()).unwrap_or(i64::MAX);
+    if at.saturating_sub(created) >= lifetime || at.saturating_sub(seen) >= idle {
+        delete(pool, token).await?;
+        return Ok(None);
+    }
+    if !active {
+        return Ok(None);
+    }
+    if at - seen >= 60 {
+        let sql = "UPDATE tern_sessions SET last_seen = $1 WHERE id_hash = $2";
+        with_pool!(pool, p => {
+            tern_data::sqlx::query(sql).bind(at).bind(&id_hash).execute(p).await?.rows_affected()
+        });
+    }
+    Ok(Some(Session {
+        user: User {
+            id,
+            username,
+            is_staff,
+        },
+        csrf,
+        token: token.to_owned(),
+    }))
+}
+
+/// Ends the session of `token`.
+pub(crate) async fn delete(pool: &Pool, token: &str) -> Result<(), AuthError> {
+    let sql = "DELETE FROM tern_sessions WHERE id_hash = $1";
+    with_pool!(pool, p => {
+        tern_data::sqlx::query(sql).bind(digest(token)).execute(p).await?.rows_affected()
+    });
+    Ok(())
+}
+
+/// Ends every session of the user.
+pub async fn delete_all(pool: &Pool, user_id: i64) -> Result<(), AuthError> {
+    let sql = "DELETE FROM tern_sessions WHERE user_id = $1";
+    with_pool!(pool, p => {
+        tern_data::sqlx::query(sql).bind(user_id).execute(p).await?.rows_affected()
+    });
+    Ok(())
+}

@@ -1,0 +1,475 @@
+//! Accounts over real sockets, on SQLite and PostgreSQL: login, the
+//! session cookie, CSRF, fixation, tampering, logout, a new password,
+//! the throttle, expiry, staff, rehashing.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::{net::SocketAddr, time::Instant};
+
+use serde_json::{json, Value};
+use tern::{
+    extract::Form,
+    routing::{get, post},
+    App, Config,
+};
+use tern_auth::{create_user, Passwords, Staff, User};
+use tern_data::{testing::fresh, with_pool, Backend, Database};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::{TcpListener, TcpStream},
+    sync::oneshot,
+};
+
+const SECRET: &str = "a-secret-key-for-the-account-tests-0123456789";
+
+async fn me(user: User) -> String {
+    format!("hello {}", user.username)
+}
+
+#[derive(serde::Deserialize)]
+struct Note {
+    text: String,
+}
+
+async fn note(user: User, Form(n): Form<Note>) -> String {
+    format!("{} wrote {}", user.username, n.text)
+}
+
+async fn admin(Staff(user): Staff) -> String {
+    format!("{} is staff", user.username)
+}
+
+async fn open() -> &'static str {
+    "open"
+}
+
+fn app() -> App {
+    tern_auth::install(
+        App::new()
+            .settings::<Database>("database")
+            .route("/me", get(me))
+            .route("/notes", post(note))
+            .route("/admin", get(admin))
+            .route("/open", post(open)),
+    )
+}
+
+struct Server {
+    addr: SocketAddr,
+    service: tern::AppService,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// One answer: status, head (lower-case names), body.
+struct Answer {
+    status: u16,
+    head: String,
+    raw_head: String,
+    body: String,
+}
+
+impl Answer {
+    /// The `name=value` of the `Set-Cookie` header, if any.
+    fn cookie(&self) -> Option<String> {
+        self.raw_head
+            .lines()
+            .find(|l| l.to_lowercase().starts_with("set-cookie: "))
+            .map(|l| l[12..].split(';').next().unwrap().to_owned())
+    }
+
+    /// The `Set-Cookie` line, lower case.
+    fn set_cookie_line(&self) -> String {
+        self.head
+            .lines()
+            .find_map(|l| l.strip_prefix("set-cookie: "))
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+impl Server {
+    async fn start(url: &str, extra: &[(&str, &str)]) -> Server {
+        let mut settings = vec![("DATABASE_URL", url), ("SECRET_KEY", SECRET)];
+        settings.extend_from_slice(extra);
+        let config = Config::from_settings(settings).unwrap();
+        let service = app().build_with(config).unwrap();
+        let db = service.settings::<Database>().unwrap();
+        db.migrate(&tern_auth::MIGRATIONS).await.unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (tx, rx) = oneshot::channel::<()>();
+        tokio::spawn(tern::Server::new(service.clone()).serve_with_shutdown(
+            listener,
+            async move {
+                let _ = rx.await;
+            },
+        ));
+        Server {
+            addr,
+            service,
+            stop: Some(tx),
+        }
+    }
+
+    fn pool(&self) -> tern_data::Pool {
+        self.service.settings::<Database>().unwrap().pool().clone()
+    }
+
+    async fn user(&self, name: &str, password: &str, staff: bool) {
+        create_user(&self.pool(), &Passwords::default(), name, password, staff)
+            .await
+            .unwrap();
+    }
+
+    async fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+        let mut stream = TcpStream::connect(self.addr).await.unwrap();
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        let answer = String::from_utf8(answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        Answer {
+            status: head[9..12].parse().unwrap(),
+            head: head.to_lowercase(),
+            raw_head: head.to_owned(),
+            body: body.to_owned(),
+        }
+    }
+
+    async fn login(&self, name: &str, password: &str) -> Answer {
+        let body = json!({"username": name, "password": password}).to_string();
+        let headers = [("Content-Type", "application/json")];
+        self.send("POST", "/auth/login", &headers, &body).await
+    }
+
+    async fn get(&self, path: &str, cookie: &str) -> Answer {
+        self.send("GET", path, &[("Cookie", cookie)], "").await
+    }
+
+    async fn post_note(&self, cookie: &str, extra: &[(&str, &str)], body: &str) -> Answer {
+        let mut headers = vec![
+            ("Cookie", cookie),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ];
+        headers.extend_from_slice(extra);
+        self.send("POST", "/notes", &headers, body).await
+    }
+}
+
+/// Logs `name` in: the cookie and the CSRF token.
+async fn logged_in(server: &Server, name: &str, password: &str) -> (String, String) {
+    let a = server.login(name, password).await;
+    assert_eq!(a.status, 200, "{}", a.body);
+    let token = a.json()["csrf_token"].as_str().unwrap().to_owned();
+    (a.cookie().unwrap(), token)
+}
+
+#[tokio::test]
+async fn login_sessions_and_csrf() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let server = Server::start(&url, &[]).await;
+        server.user("Ada", "correct horse battery", false).await;
+
+        let a = server.login("ada", "correct horse battery").await;
+        assert_eq!(a.status, 200, "{backend:?}: {}", a.body);
+        assert_eq!(a.json()["user"]["username"], "ada");
+        let line = a.set_cookie_line();
+        for attribute in ["httponly", "samesite=lax", "path=/", "max-age=1209600"] {
+            assert!(line.contains(attribute), "{line}");
+        }
+        let cookie = a.cookie().unwrap();
+        let token = a.json()["csrf_token"].as_str().unwrap().to_owned();
+        assert_eq!(server.get("/me", &cookie).await.body, "hello ada");
+        let anonymous = server.send("GET", "/me", &[], "").await;
+        assert_eq!(anonymous.status, 401);
+        assert!(anonymous.head.contains("application/problem+json"));
+        let session = server.get("/auth/session", &cookie).await;
+        assert_eq!(session.json()["csrf_token"], token.as_str());
+
+        // CSRF: missing, wrong, right (header or form field).
+        let missing = server.post_note(&cookie, &[], "text=hi").await;
+        assert_eq!(missing.status, 403, "{backend:?}");
+        assert!(missing.body.contains("no CSRF token"), "{}", missing.body);
+        let wrong = server
+            .post_note(&cookie, &[("X-CSRF-Token", "not-the-token")], "text=hi")
+            .await;
+        assert_eq!(wrong.status, 403);
+        assert!(wrong.body.contains("does not match"), "{}", wrong.body);
+        let by_header = server
+            .post_note(&cookie, &[("X-CSRF-Token", &token)], "text=hi")
+            .await;
+        assert_eq!(
+            (by_header.status, by_header.body.as_str()),
+            (200, "ada wrote hi")
+        );
+        let by_field = server
+            .post_note(&cookie, &[], &format!("text=there&csrf_token={token}"))
+            .await;
+        assert_eq!(
+            (by_field.status, by_field.body.as_str()),
+            (200, "ada wrote there")
+        );
+        // Another site, even with the right token.
+        let other_site = server
+            .post_note(
+                &cookie,
+                &[("X-CSRF-Token", &token), ("Origin", "https://evil.example")],
+                "text=hi",
+            )
+            .await;
+        assert_eq!(other_site.status, 403);
+        assert!(
+            other_site.body.contains("another site"),
+            "{}",
+            other_site.body
+        );
+        let same_site = server
+            .post_note(
+                &cookie,
+                &[
+                    ("X-CSRF-Token", &token),
+                    ("Origin", &format!("http://{}", server.addr)),
+                ],
+                "text=hi",
+            )
+            .await;
+        assert_eq!(same_site.status, 200, "{}", same_site.body);
+        // A bearer request carries no cookie authority: no CSRF check.
+        let bearer = server
+            .send("POST", "/open", &[("Authorization", "Bearer abc")], "")
+            .await;
+        assert_eq!(bearer.status, 200);
+
+        // Another session's token is not this one's.
+        server.user("bob", "bob's long password", false).await;
+        let (bob_cookie, bob_token) = logged_in(&server, "bob", "bob's long password").await;
+        let crossed = server
+            .post_note(&cookie, &[("X-CSRF-Token", &bob_token)], "text=hi")
+            .await;
+        assert_eq!(crossed.status, 403);
+
+        // A tampered cookie is no session.
+        let mut tampered = cookie.clone();
+        let last = tampered.pop().unwrap();
+        tampered.push(if last == 'A' { 'B' } else { 'A' });
+        assert_eq!(server.get("/me", &tampered).await.status, 401);
+
+        // Fixation: logging in with a session cookie (a form of that
+        // session, so with its CSRF token) ends that session.
+        let body = json!({"username": "bob", "password": "bob's long password"}).to_string();
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Cookie", bob_cookie.as_str()),
+            ("X-CSRF-Token", bob_token.as_str()),
+        ];
+        let again = server.send("POST", "/auth/login", &headers, &body).await;
+        assert_eq!(again.status, 200, "{}", again.body);
+        let new_bob = again.cookie().unwrap();
+        assert_ne!(new_bob, bob_cookie);
+        assert_eq!(server.get("/me", &bob_cookie).await.status, 401);
+        assert_eq!(server.get("/me", &new_bob).await.body, "hello bob");
+
+        // Logout ends it; its cookie and token replayed are refused.
+        let out = server
+            .send(
+                "POST",
+                "/auth/logout",
+                &[("Cookie", &cookie), ("X-CSRF-Token", &token)],
+                "",
+            )
+            .await;
+        assert_eq!(out.status, 204, "{}", out.body);
+        assert!(out.set_cookie_line().contains("max-age=0"), "{}", out.head);
+        assert_eq!(server.get("/me", &cookie).await.status, 401);
+        let replay = server
+            .post_note(&cookie, &[("X-CSRF-Token", &token)], "text=hi")
+            .await;
+        assert_eq!(replay.status, 401);
+    }
+}
+
+#[tokio::test]
+async fn no_enumeration_and_a_throttle_per_account_and_address() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let server = Server::start(
+            &url,
+            &[("AUTH_LOGIN_FAILURES", "3"), ("AUTH_LOGIN_WINDOW", "2s")],
+        )
+        .await;
+        server.user("ada", "correct horse battery", false).await;
+        server.user("cy", "cy's long password", false).await;
+
+        // Unknown user and wrong password: the same answer, comparable time.
+        let timed = |name: &'static str| {
+            let server = &server;
+            async move {
+                let start = Instant::now();
+                let a = server.login(name, "a wrong password").await;
+                (a, start.elapsed())
+            }
+        };
+        let (unknown, t_unknown) = timed("nobody").await;
+        let (wrong, t_wrong) = timed("cy").await;
+        assert_eq!((unknown.status, wrong.status), (401, 401));
+        assert_eq!(unknown.json()["detail"], wrong.json()["detail"]);
+        let ratio = t_unknown.as_secs_f64() / t_wrong.as_secs_f64();
+        assert!((0.33..3.0).contains(&ratio), "{t_unknown:?} vs {t_wrong:?}");
+
+        // Three failures for ada from this address, then 429 even with the
+        // right password; another account is not affected.
+        for _ in 0..3 {
+            assert_eq!(server.login("ada", "nope nope nope").await.status, 401);
+        }
+        let throttled = server.login("ada", "correct horse battery").await;
+        assert_eq!(throttled.status, 429, "{backend:?}: {}", throttled.body);
+        assert!(
+            throttled.head.contains("retry-after: "),
+            "{}",
+            throttled.head
+        );
+        assert_eq!(server.login("cy", "cy's long password").await.status, 200);
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        assert_eq!(
+            server.login("ada", "correct horse battery").await.status,
+            200
+        );
+
+        // An oversized password is refused before any hashing.
+        let huge = "x".repeat(100_000);
+        let start = Instant::now();
+        let a = server.login("ada", &huge).await;
+        assert_eq!(a.status, 422, "{}", a.body);
+        assert!(a.body.contains("at most 1024 bytes"), "{}", a.body);
+        assert!(start.elapsed() < t_wrong, "{:?}", start.elapsed());
+    }
+}
+
+#[tokio::test]
+async fn passwords_sessions_expiry_staff_and_rehash() {
+    let Some(url) = fresh(Backend::Sqlite).await else {
+        return;
+    };
+    let server = Server::start(&url, &[("AUTH_SESSION_IDLE", "2s")]).await;
+    server.user("ada", "correct horse battery", false).await;
+    server.user("root", "root's long password", true).await;
+
+    // A new password: every other session ends, this client gets a new one.
+    let (first, _) = logged_in(&server, "ada", "correct horse battery").await;
+    let (second, token) = logged_in(&server, "ada", "correct horse battery").await;
+    let change = server
+        .send(
+            "POST",
+            "/auth/password",
+            &[
+                ("Cookie", &second),
+                ("X-CSRF-Token", &token),
+                ("Content-Type", "application/json"),
+            ],
+            &json!({"current": "correct horse battery", "new": "a newer long password"})
+                .to_string(),
+        )
+        .await;
+    assert_eq!(change.status, 200, "{}", change.body);
+    let third = change.cookie().unwrap();
+    assert_eq!(server.get("/me", &first).await.status, 401);
+    assert_eq!(server.get("/me", &second).await.status, 401);
+    assert_eq!(server.get("/me", &third).await.status, 200);
+    assert_eq!(
+        server.login("ada", "correct horse battery").await.status,
+        401
+    );
+    assert_eq!(
+        server.login("ada", "a newer long password").await.status,
+        200
+    );
+    let short = server
+        .send(
+            "POST",
+            "/auth/password",
+            &[
+                ("Cookie", &third),
+                (
+                    "X-CSRF-Token",
+                    change.json()["csrf_token"].as_str().unwrap(),
+                ),
+                ("Content-Type", "application/json"),
+            ],
+            &json!({"current": "a newer long password", "new": "short"}).to_string(),
+        )
+        .await;
+    assert_eq!(short.status, 422, "{}", short.body);
+
+    // Staff only.
+    let (ada, _) = logged_in(&server, "ada", "a newer long password").await;
+    assert_eq!(server.get("/admin", &ada).await.status, 403);
+    let (root, _) = logged_in(&server, "root", "root's long password").await;
+    assert_eq!(server.get("/admin", &root).await.body, "root is staff");
+
+    // Idle too long: the session ends.
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    assert_eq!(server.get("/admin", &root).await.status, 401);
+
+    // A hash with older parameters is replaced at the next login.
+    let pool = server.pool();
+    let weak = {
+        use argon2::password_hash::{PasswordHasher, SaltString};
+        let salt = SaltString::generate(&mut rand::rngs::OsRng);
+        let params = argon2::Params::new(8192, 1, 1, None).unwrap();
+        argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params)
+            .hash_password(b"root's long password", &salt)
+            .unwrap()
+            .to_string()
+    };
+    let sql = "UPDATE tern_users SET password_hash = $1 WHERE username = 'root'";
+    with_pool!(&pool, p => {
+        sqlx::query(sql).bind(&weak).execute(p).await.unwrap().rows_affected()
+    });
+    assert_eq!(
+        server.login("root", "root's long password").await.status,
+        200
+    );
+    let sql = "SELECT password_hash FROM tern_users WHERE username = 'root'";
+    let stored: String = with_pool!(&pool, p => {
+        sqlx::query_scalar(sql).fetch_one(p).await.unwrap()
+    });
+    assert!(
+        stored.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+        "{stored}"
+    );
+}
+
+#[test]
+fn the_default_throttle_is_ten_failures_a_minute() {
+    let config = Config::from_settings([("DATABASE_URL", "sqlite::memory:")]).unwrap();
+    let accounts: tern_auth::Accounts = tern::settings::load("auth", &config).unwrap();
+    let shown = format!("{accounts:?}");
+    assert!(shown.contains("login_failures: 10"), "{shown}");
+    assert!(shown.contains("login_window: 60s"), "{shown}");
+}
