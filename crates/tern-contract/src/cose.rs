@@ -718,7 +718,16 @@ impl RedisStore {
         };
         let connection = self
             .connection
-            .get_or_try_init(|| redis::aio::ConnectionManager::new(self.client.clone()))
+            .get_or_try_init(|| {
+                // Bounded: a store that is away is a 503 within a second,
+                // not after the client's default minutes of retries.
+                let config = redis::aio::ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(Duration::from_millis(500)))
+                    .set_response_timeout(Some(Duration::from_millis(500)))
+                    .set_number_of_retries(1)
+                    .set_max_delay(Duration::from_millis(100));
+                redis::aio::ConnectionManager::new_with_config(self.client.clone(), config)
+            })
             .await
             .map_err(unreachable)?;
         let mut connection = connection.clone();
