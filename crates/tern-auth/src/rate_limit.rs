@@ -246,10 +246,12 @@ impl RateLimit {
         }
     }
 
-    /// Seconds until the bucket is full again, with `remaining` left.
+    /// Whole seconds (rounded up) until the bucket is full again, with
+    /// `remaining` left.
     fn reset_after(&self, remaining: u32) -> u64 {
         let interval = self.period / self.limit;
-        (interval * (self.burst - remaining.min(self.burst))).as_secs()
+        let wait = interval * (self.burst - remaining.min(self.burst));
+        wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
     }
 
     fn headers(&self, res: &mut Response, remaining: u32, reset: u64) {

@@ -105,6 +105,14 @@ impl Pool {
         }
     }
 
+    /// Closes every connection (waiting for those in use to come back).
+    pub async fn close(&self) {
+        match self {
+            Pool::Sqlite(p) => p.close().await,
+            Pool::Postgres(p) => p.close().await,
+        }
+    }
+
     /// Connections open now (idle or in use).
     pub fn size(&self) -> u32 {
         match self {

@@ -151,7 +151,24 @@ impl Database {
         );
         migrator.dangerous_set_table_name(table);
         let outcome = match self.pool() {
-            Pool::Sqlite(p) => migrator.run(p).await,
+            Pool::Sqlite(p) => {
+                // SQLite has no lock for the whole run (PostgreSQL takes an
+                // advisory one): two processes starting at once may both
+                // find a migration pending, and the second fails once the
+                // first has applied it. Each attempt is transactional, so
+                // trying again is safe, and finds it applied.
+                let mut attempt = 0;
+                loop {
+                    match migrator.run(p).await {
+                        Err(_) if attempt < 3 => {
+                            attempt += 1;
+                            tokio::time::sleep(std::time::Duration::from_millis(100 * attempt))
+                                .await;
+                        }
+                        outcome => break outcome,
+                    }
+                }
+            }
             Pool::Postgres(p) => migrator.run(p).await,
         };
         outcome.map_err(|e| match e {

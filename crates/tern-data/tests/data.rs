@@ -258,3 +258,25 @@ async fn bad_settings_stop_the_start_naming_the_variable() {
     let err = app().build_with(config).unwrap_err().to_string();
     assert!(err.starts_with("DATABASE_ACQUIRE_TIMEOUT"), "{err}");
 }
+
+#[tokio::test]
+async fn two_processes_migrating_one_database_at_once_both_succeed() {
+    for backend in BACKENDS {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        // Two databases (two pools), as two processes have.
+        let (a, b) = (
+            Database::from_url(&url).unwrap(),
+            Database::from_url(&url).unwrap(),
+        );
+        let (ra, rb) = tokio::join!(a.migrate(&MIGRATIONS), b.migrate(&MIGRATIONS));
+        ra.unwrap();
+        rb.unwrap();
+        assert_eq!(
+            schema(&a).await.1,
+            ["id", "title", "body", "stars"],
+            "{backend:?}"
+        );
+    }
+}

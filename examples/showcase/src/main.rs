@@ -2,11 +2,19 @@
 //!
 //! Serves on `TERN_ADDR` (default `127.0.0.1:3000`) with no setup: a home
 //! page, a JSON endpoint, typed parameters, a static `/llms.txt` read from
-//! disk, `/health`, and a contract API (`/items`) documented at
-//! `/openapi.json` and `/docs`. With `COSE_KEYS` set, `/items` also takes
-//! and answers COSE.
+//! disk, `/health`, a contract API (`/items`) documented at
+//! `/openapi.json` and `/docs`, and notes in a database (SQLite in
+//! `./data/` unless `DATABASE_URL` names another) behind a login page.
+//! With `COSE_KEYS` set, `/items` also takes and answers COSE.
+//!
+//! Its own settings (prefix `showcase`): `SHOWCASE_RATE_LIMIT` (requests
+//! per minute per client address, 600), `SHOWCASE_REDIS_URL` (share that
+//! limit with other processes; needs the `redis` feature),
+//! `SHOWCASE_ADMIN_PASSWORD` (the `admin` account made in development on
+//! an empty database, `tern-showcase`).
 
 mod items;
+mod notes;
 
 use serde::{Deserialize, Serialize};
 use tern::{
@@ -80,8 +88,47 @@ async fn llms_txt() -> impl IntoResponse {
     }
 }
 
+/// The showcase's own settings.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Showcase {
+    #[serde(default = "rate_limit")]
+    rate_limit: u32,
+    #[serde(default)]
+    redis_url: Option<String>,
+    #[serde(default = "admin_password")]
+    admin_password: tern::settings::Secret,
+}
+
+fn rate_limit() -> u32 {
+    600
+}
+
+fn admin_password() -> tern::settings::Secret {
+    tern::settings::Secret::new("tern-showcase")
+}
+
+impl Default for Showcase {
+    fn default() -> Self {
+        Showcase {
+            rate_limit: rate_limit(),
+            redis_url: None,
+            admin_password: admin_password(),
+        }
+    }
+}
+
+/// The notes table.
+static MIGRATIONS: tern_data::Migrations = tern_data::migrations!("migrations");
+
 /// The showcase app; also used by the showcase's tests.
-fn app() -> App<items::Store> {
+fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
+    let mut limit =
+        tern_auth::RateLimit::per(showcase.rate_limit, std::time::Duration::from_secs(60))
+            .named("showcase");
+    if let Some(url) = &showcase.redis_url {
+        limit = shared(limit, url)?;
+    }
     let mut app = App::with_state(items::Store::default());
     if std::env::var_os("COSE_KEYS").is_some() {
         app = app.settings::<tern_contract::cose::Keyring>("cose");
@@ -94,29 +141,95 @@ fn app() -> App<items::Store> {
         .route("/search", get(search))
         .route("/echo", post(echo))
         .route("/items", get(items::list).post(items::create))
-        .route("/items/{id:u64}", get(items::show));
-    tern_contract::openapi::OpenApi::new("Tern showcase", env!("CARGO_PKG_VERSION"))
-        .description("The showcase's routes; `/items` is a contract API (JSON, CBOR, COSE).")
-        .serve(app)
+        .route("/items/{id:u64}", get(items::show))
+        .route("/login", get(notes::login_page))
+        .route("/notes", get(notes::list).post(notes::create))
+        .settings::<Showcase>("showcase")
+        .settings::<tern_data::Database>("database")
+        .route_layer(limit.layer());
+    let app = tern_auth::install(app);
+    Ok(
+        tern_contract::openapi::OpenApi::new("Tern showcase", env!("CARGO_PKG_VERSION"))
+            .description("The showcase's routes; `/items` is a contract API (JSON, CBOR, COSE).")
+            .serve(app),
+    )
 }
 
-fn main() -> Result<(), tern::Error> {
+#[cfg(feature = "redis")]
+fn shared(limit: tern_auth::RateLimit, url: &str) -> Result<tern_auth::RateLimit, String> {
+    limit
+        .shared(url)
+        .map_err(|e| format!("SHOWCASE_REDIS_URL: {e}"))
+}
+
+#[cfg(not(feature = "redis"))]
+fn shared(_: tern_auth::RateLimit, _: &str) -> Result<tern_auth::RateLimit, String> {
+    Err("SHOWCASE_REDIS_URL: this showcase was built without the `redis` feature".to_owned())
+}
+
+/// Before serving, on a runtime of its own: the tables (the notes', the
+/// accounts'), and in development an `admin` account on an empty
+/// database.
+async fn setup(
+    config: &tern::Config,
+    showcase: &Showcase,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let db: tern_data::Database = tern::settings::load("database", config)?;
+    db.migrate(&MIGRATIONS).await?;
+    db.migrate(&tern_auth::MIGRATIONS).await?;
+    if !config.is_production() {
+        let passwords = tern_auth::Passwords::default();
+        let made = tern_auth::create_user(
+            db.pool(),
+            &passwords,
+            "admin",
+            showcase.admin_password.expose(),
+            true,
+        )
+        .await;
+        match made {
+            Ok(_) => tracing::info!("made the account `admin` (development): log in at /login"),
+            // It exists already (another process, or an earlier start).
+            Err(tern_auth::AuthError::Data(e)) if e.status() == StatusCode::CONFLICT => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    db.pool().close().await;
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
-    tern::run(app())
+    let config = tern::Config::from_env()?;
+    config.validate()?;
+    let showcase: Showcase = tern::settings::load("showcase", &config)?;
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(setup(&config, &showcase))?;
+    let service = app(&showcase)?.build_with(config)?;
+    tern::Server::new(service).run()?;
+    Ok(())
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use tern::test::TestClient;
 
     #[tokio::test]
     async fn every_showcase_page_answers() {
-        let client = TestClient::new(super::app());
+        let dir = std::env::temp_dir().join(format!("showcase-test-{}", std::process::id()));
+        let url = format!("sqlite://{}/app.db", dir.display());
+        let config = tern::Config::from_settings([("DATABASE_URL", url.as_str())]).unwrap();
+        let showcase = super::Showcase::default();
+        super::setup(&config, &showcase).await.unwrap();
+        let client = TestClient::new(super::app(&showcase).unwrap().config(config));
         let home = client.get("/").send().await;
         assert_eq!(home.status(), 200);
         assert!(home.text().contains("<h1>Tern</h1>"));
@@ -171,6 +284,22 @@ mod tests {
         let bad = client.get("/items?limit=0").send().await;
         assert_eq!(bad.status(), 422);
         assert_eq!(bad.problem()["errors"][0]["pointer"], "/limit");
+        // Notes in the database, a login page, a login.
+        assert!(client
+            .get("/login")
+            .send()
+            .await
+            .text()
+            .contains("<h1>Log in</h1>"));
+        let notes = client.get("/notes").send().await;
+        assert_eq!(notes.status(), 200);
+        assert!(notes.text().contains("Log in</a> to add a note"));
+        let login = client
+            .post("/auth/login")
+            .json(&serde_json::json!({"username": "admin", "password": "tern-showcase"}))
+            .send()
+            .await;
+        assert_eq!(login.status(), 200, "{}", login.text());
         let doc: serde_json::Value = client.get("/openapi.json").send().await.json();
         assert!(doc["paths"]["/items"]["post"]["requestBody"].is_object());
         assert!(client

@@ -1,0 +1,6 @@
+CREATE TABLE notes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    text TEXT NOT NULL CHECK (length(text) BETWEEN 1 AND 500),
+    author TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+);
