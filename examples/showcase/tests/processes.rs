@@ -1,7 +1,11 @@
-//! Two showcase processes behind one API: a COSE message accepted by one
-//! is a replay for the other when they share the replay store (Redis,
+//! Two showcase processes: a COSE message accepted by one is a replay for
+//! the other when they share the replay store (Redis,
 //! `COSE_REPLAY_STORE`); each process alone sees only its own messages.
-//! Needs the `redis` feature and `REDIS_URL`, as `.ci/run` runs it:
+//! Behind nginx (round robin, `X-Forwarded-For` trusted), on one
+//! PostgreSQL and one Redis, a login on one is a login on the other,
+//! logout on one ends it on both, and the login throttle and the rate
+//! limit count across both. Needs the `redis` feature, `REDIS_URL`,
+//! `POSTGRES_URL` and nginx, as `.ci/run` runs it:
 //! `cargo test -p showcase --features redis --test processes`.
 #![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used, missing_docs)]
@@ -35,10 +39,17 @@ impl Showcase {
             .local_addr()
             .unwrap()
             .port();
+        // A database of its own unless the test names one.
+        let sqlite = format!(
+            "sqlite://{}/showcase-processes-{}-{port}/app.db",
+            std::env::temp_dir().display(),
+            std::process::id()
+        );
         let mut child = Command::new(BIN)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("TERN_ADDR", format!("127.0.0.1:{port}"))
+            .env("DATABASE_URL", sqlite)
             .envs(envs.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -123,4 +134,231 @@ fn a_replay_to_another_process_is_refused_with_a_shared_store() {
     assert_eq!(c.post(&message), 200);
     assert_eq!(d.post(&message), 200, "no shared store: d cannot know");
     assert_eq!(c.post(&message), 401);
+}
+
+/// One HTTP/1.1 exchange on `port`: the status, the head, the body.
+fn exchange(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let out = String::from_utf8_lossy(&out).into_owned();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    (
+        head[9..12].parse().unwrap(),
+        head.to_owned(),
+        body.to_owned(),
+    )
+}
+
+fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+    head.lines().find_map(|l| {
+        let (n, v) = l.split_once(':')?;
+        n.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+/// nginx in front of `upstreams`, round robin, appending the client to
+/// `X-Forwarded-For`; stopped when dropped.
+struct Nginx {
+    child: Child,
+    port: u16,
+}
+
+impl Nginx {
+    fn start(upstreams: &[u16]) -> Option<Nginx> {
+        let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())?;
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = std::env::temp_dir().join(format!("tern-nginx-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let servers: String = upstreams
+            .iter()
+            .map(|p| format!("    server 127.0.0.1:{p};\n"))
+            .collect();
+        let d = dir.display();
+        let conf = format!(
+            "user root;\nworker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+             events {{ worker_connections 256; }}\n\
+             http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+               fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+               upstream tern {{\n{servers}  }}\n\
+               server {{\n    listen 127.0.0.1:{port};\n    location / {{\n\
+                   proxy_pass http://tern;\n      proxy_http_version 1.1;\n\
+                   proxy_set_header Host $http_host;\n\
+                   proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n    }}\n  }}\n}}\n"
+        );
+        let path = dir.join("nginx.conf");
+        std::fs::write(&path, conf).unwrap();
+        let child = Command::new(nginx)
+            .arg("-c")
+            .arg(&path)
+            .arg("-p")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "nginx did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(Nginx { child, port })
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn two_processes_behind_nginx_share_sessions_the_throttle_and_the_rate_limit() {
+    let (Ok(redis), Ok(_)) = (std::env::var("REDIS_URL"), std::env::var("POSTGRES_URL")) else {
+        println!("skipped: REDIS_URL or POSTGRES_URL is not set (.ci/run sets both)");
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let database = rt
+        .block_on(tern_data::testing::fresh(tern_data::Backend::Postgres))
+        .unwrap();
+    let shared = [
+        ("DATABASE_URL", database.as_str()),
+        (
+            "SECRET_KEY",
+            "a-shared-secret-key-for-both-showcase-processes",
+        ),
+        ("SHOWCASE_REDIS_URL", redis.as_str()),
+        ("SHOWCASE_RATE_LIMIT", "60"),
+        ("SHOWCASE_ADMIN_PASSWORD", "two processes, one login"),
+        ("AUTH_LOGIN_FAILURES", "3"),
+        ("TRUSTED_PROXY_HEADER", "X-Forwarded-For"),
+        ("TRUSTED_PROXIES", "127.0.0.1"),
+    ];
+    // A run less than a minute ago left its counts in Redis.
+    let _ = Command::new("redis-cli")
+        .args(["-u", &redis, "DEL", "tern:rate:showcase:ip:127.0.0.1"])
+        .stdout(Stdio::null())
+        .status();
+    let a = Showcase::start(&shared);
+    let b = Showcase::start(&shared);
+    let Some(proxy) = Nginx::start(&[a.port, b.port]) else {
+        println!("skipped: nginx is not installed (.ci/run installs it)");
+        return;
+    };
+    let login = |password: &str, forged: &str| {
+        let body = format!(r#"{{"username": "admin", "password": "{password}"}}"#);
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("X-Forwarded-For", forged),
+        ];
+        exchange(proxy.port, "POST", "/auth/login", &headers, &body)
+    };
+
+    // A login through the proxy is a session on both processes.
+    let (status, head, body) = login("two processes, one login", "203.0.113.1");
+    assert_eq!(status, 200, "{body}");
+    let cookie = header(&head, "set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let token: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let token = token["csrf_token"].as_str().unwrap().to_owned();
+    for port in [a.port, b.port, proxy.port, proxy.port] {
+        let (status, _, body) = exchange(port, "GET", "/auth/session", &[("Cookie", &cookie)], "");
+        assert_eq!(status, 200, "port {port}: {body}");
+    }
+    // Logout on one ends it on both.
+    let (status, _, _) = exchange(
+        a.port,
+        "POST",
+        "/auth/logout",
+        &[("Cookie", &cookie), ("X-CSRF-Token", &token)],
+        "",
+    );
+    assert_eq!(status, 204);
+    for port in [a.port, b.port] {
+        assert_eq!(
+            exchange(port, "GET", "/auth/session", &[("Cookie", &cookie)], "").0,
+            401
+        );
+    }
+
+    // The throttle counts failures on both processes together (the proxy
+    // sends them in turn), whatever address the client claims: the one
+    // the proxy appends is the one counted.
+    for i in 0..3 {
+        let (status, _, body) = login("wrong", &format!("198.51.100.{i}"));
+        assert_eq!(status, 401, "{body}");
+    }
+    for forged in ["198.51.100.9", "10.0.0.1"] {
+        let (status, head, body) = login("two processes, one login", forged);
+        assert_eq!(status, 429, "{body}");
+        assert!(header(&head, "retry-after").is_some());
+    }
+
+    // The rate limit: one count across both processes (directly, and
+    // through the proxy with a forged address: the proxy appends the real
+    // one), every answer one fewer left, until 429 from either.
+    let mut last: Option<u32> = None;
+    let mut refused = 0;
+    for i in 0..70 {
+        let forged = format!("192.0.2.{i}");
+        let (port, headers) = match i % 3 {
+            0 => (a.port, vec![]),
+            1 => (b.port, vec![]),
+            _ => (proxy.port, vec![("X-Forwarded-For", forged.as_str())]),
+        };
+        let (status, head, _) = exchange(port, "GET", "/json", &headers, "");
+        if status == 429 {
+            refused += 1;
+            continue;
+        }
+        assert_eq!(status, 200);
+        let left: u32 = header(&head, "ratelimit-remaining")
+            .unwrap()
+            .parse()
+            .unwrap();
+        if let Some(before) = last {
+            assert!(left <= before, "{left} after {before}: not one count");
+        }
+        last = Some(left);
+    }
+    assert!(refused >= 5, "only {refused} of 70 refused at 60 a minute");
+    // Through the proxy too: refused, or the one request the last second
+    // refilled, with nothing left after it.
+    let (status, head, _) = exchange(proxy.port, "GET", "/json", &[], "");
+    assert!(
+        status == 429 || header(&head, "ratelimit-remaining") == Some("0"),
+        "{status}: {head}"
+    );
 }
