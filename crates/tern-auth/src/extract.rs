@@ -19,6 +19,10 @@ pub(crate) async fn current(parts: &mut Parts) -> Result<Option<Session>, AuthEr
     if let Some(Resolved(s)) = parts.extensions.get::<Resolved>() {
         return Ok(s.clone());
     }
+    // No cookie at all: no session, and nothing to look up or remember.
+    if !parts.headers.contains_key(http::header::COOKIE) {
+        return Ok(None);
+    }
     let not_installed = |_| {
         AuthError::Internal(
             "the app has no accounts: call tern_auth::install(app) (and load tern_data::Database)"

@@ -133,6 +133,8 @@ impl RateLimit {
     /// At most `burst` requests at once (the default is the limit).
     pub fn burst(mut self, burst: u32) -> RateLimit {
         self.burst = burst.max(1);
+        // Without the `redis` feature, memory is the only store.
+        #[allow(irrefutable_let_patterns)]
         if let Store::Memory(_) = self.store {
             self.store = memory(self.limit, self.period, self.burst);
         }

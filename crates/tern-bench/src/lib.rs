@@ -20,6 +20,7 @@ pub mod callgrind;
 pub mod client;
 pub mod compare;
 pub mod contracts;
+pub mod data;
 pub mod evidence;
 pub mod inprocess;
 pub mod machine;

@@ -162,6 +162,41 @@ enum Cmd {
         #[arg(long, default_value = "target/bench-contracts.json")]
         out: PathBuf,
     },
+    /// The database workloads: Tern against axum + sqlx (one row by key,
+    /// a page with its total, a session-authenticated request, a plain
+    /// one), on SQLite and, with `POSTGRES_URL`, PostgreSQL; databases
+    /// made, seeded and dropped by the run; fails on any answer outside
+    /// 2xx or any difference between the servers' answers.
+    Data {
+        /// Rounds (the two servers side by side, first in turn).
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Seconds per trial.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// Warm-up seconds per server and workload.
+        #[arg(long, default_value_t = 2.0)]
+        warmup: f64,
+        /// One round of 1 s, no warm-up: checks the answers (CI).
+        #[arg(long)]
+        quick: bool,
+        /// wrk connections.
+        #[arg(long, default_value_t = 16)]
+        connections: usize,
+        /// Cores of the servers (taskset list).
+        #[arg(long, default_value = "0")]
+        server_cores: String,
+        /// Cores of wrk (taskset list).
+        #[arg(long, default_value = "1")]
+        load_cores: String,
+        /// Where `peer-data-tern` and `peer-data-axum` are (built in
+        /// bench/peers).
+        #[arg(long, default_value = "bench/peers/target/release")]
+        peers: PathBuf,
+        /// Where the figures go (JSON).
+        #[arg(long, default_value = "target/bench-data.json")]
+        out: PathBuf,
+    },
     /// Instructions per request, Tern vs a hand-written handler (callgrind).
     Inprocess {
         /// Requests per measurement.
@@ -400,6 +435,36 @@ fn main() -> Result<()> {
             };
             let report = contracts::lab::run(&opts)?;
             print!("{}", contracts::lab::terminal(&report));
+            if let Some(dir) = out.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&out, serde_json::to_vec_pretty(&report)?)?;
+            println!("figures: {}", out.display());
+            Ok(())
+        }
+        Cmd::Data {
+            rounds,
+            seconds,
+            warmup,
+            quick,
+            connections,
+            server_cores,
+            load_cores,
+            peers,
+            out,
+        } => {
+            let opts = tern_bench::data::Options {
+                peers,
+                rounds: if quick { 1 } else { rounds.max(1) },
+                seconds: if quick { 1.0 } else { seconds },
+                warmup_s: if quick { 0.0 } else { warmup },
+                connections,
+                server_cores,
+                load_cores,
+                quick,
+            };
+            let report = tern_bench::data::run(&opts)?;
+            print!("{}", tern_bench::data::terminal(&report));
             if let Some(dir) = out.parent() {
                 std::fs::create_dir_all(dir)?;
             }
