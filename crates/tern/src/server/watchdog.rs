@@ -211,6 +211,41 @@ pub(super) trait Linger {
     /// reset, and a reset can destroy our last words (a GOAWAY, a 400)
     /// before the client reads them.
     fn discard_unread(&self);
+
+    /// Closes in the lingering way (as nginx's `lingering_close`): our
+    /// FIN now, then what the client still sends (bytes already in
+    /// flight when we decided to close) is read and dropped for up to
+    /// [`LINGER`], on a duplicate of the socket, so that those bytes
+    /// cannot make the kernel reset the connection and destroy our last
+    /// words before the client reads them. At most [`MAX_LINGERING`]
+    /// sockets linger at once; past that, a plain close.
+    fn linger_close(&self) {}
+}
+
+/// How long a closed connection keeps reading what the client still sends.
+pub(super) const LINGER: Duration = Duration::from_secs(1);
+/// Sockets lingering at once, at most.
+pub(super) const MAX_LINGERING: usize = 1024;
+
+static LINGERING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One lingering socket counted while alive.
+struct LingerSlot;
+
+impl LingerSlot {
+    fn take() -> Option<LingerSlot> {
+        if LINGERING.fetch_add(1, Ordering::Relaxed) >= MAX_LINGERING {
+            LINGERING.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(LingerSlot)
+    }
+}
+
+impl Drop for LingerSlot {
+    fn drop(&mut self) {
+        LINGERING.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Linger for tokio::net::TcpStream {
@@ -227,6 +262,42 @@ impl Linger for tokio::net::TcpStream {
             }
         }
     }
+
+    fn linger_close(&self) {
+        use tokio::io::AsyncReadExt as _;
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let Some(slot) = LingerSlot::take() else {
+            return;
+        };
+        // A second descriptor of the same socket: it stays open after
+        // this one closes, until the task below is done with it.
+        let Ok(dup) = socket2::SockRef::from(self).try_clone() else {
+            return;
+        };
+        if dup.shutdown(std::net::Shutdown::Write).is_err() {
+            return;
+        }
+        let dup: std::net::TcpStream = dup.into();
+        runtime.spawn(async move {
+            let _slot = slot;
+            let Ok(mut stream) = tokio::net::TcpStream::from_std(dup) else {
+                return;
+            };
+            let mut buf = [0u8; 4096];
+            let _ = tokio::time::timeout(LINGER, async {
+                // Until the client's FIN, an error, or 256 KiB.
+                for _ in 0..64 {
+                    match stream.read(&mut buf).await {
+                        Ok(n) if n > 0 => {}
+                        _ => break,
+                    }
+                }
+            })
+            .await;
+        });
+    }
 }
 
 #[cfg(feature = "tls")]
@@ -237,6 +308,10 @@ impl Linger for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
 
     fn discard_unread(&self) {
         self.get_ref().0.discard_unread();
+    }
+
+    fn linger_close(&self) {
+        self.get_ref().0.linger_close();
     }
 }
 
@@ -339,6 +414,7 @@ impl<T: Linger> Drop for WatchedIo<T> {
             self.io.reset_on_close();
         } else {
             self.io.discard_unread();
+            self.io.linger_close();
         }
     }
 }
