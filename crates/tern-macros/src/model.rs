@@ -168,12 +168,14 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             }
         }
     });
+    // By position, not by name: every statement selects the columns in
+    // field order, and a name costs a lookup per column per row.
     let gets: Vec<TokenStream> = fields
         .iter()
-        .map(|f| {
+        .enumerate()
+        .map(|(i, f)| {
             let ident = &f.ident;
-            let column = &f.column;
-            quote!(#ident: ::tern_data::sqlx::Row::try_get(row, #column)?)
+            quote!(#ident: ::tern_data::sqlx::Row::try_get(row, #i)?)
         })
         .collect();
     let insert_binds = inserted.iter().map(|f| {
