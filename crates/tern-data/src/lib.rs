@@ -53,6 +53,7 @@ mod extract;
 mod migrate;
 pub mod model;
 pub mod testing;
+pub mod transaction;
 
 pub use database::{Backend, Database, Pool, DEFAULT_URL};
 pub use encryption::{Encrypted, FieldKeys};
@@ -60,6 +61,7 @@ pub use error::DataError;
 pub use extract::{Db, ListQuery};
 pub use migrate::Migrations;
 pub use model::{Model, Page};
+pub use transaction::{transactions, Transaction, Tx};
 
 /// Embeds the `.sql` files of a directory (relative to the crate's
 /// `Cargo.toml`) as [`Migrations`], in version order.

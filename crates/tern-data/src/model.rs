@@ -8,7 +8,7 @@
 
 use sqlx::{postgres::PgRow, query::QueryAs, sqlite::SqliteRow, AssertSqlSafe, Postgres, Sqlite};
 
-use crate::{DataError, Pool};
+use crate::{transaction::Transaction, DataError, Pool};
 
 /// SQLite's arguments.
 pub type SqliteArgs = <Sqlite as sqlx::Database>::Arguments;
@@ -216,6 +216,71 @@ pub trait Model:
                 return Err(DataError::Sqlx(sqlx::Error::RowNotFound));
             }
             Ok(())
+        }
+    }
+
+    /// [`get`](Model::get) inside the request's transaction.
+    fn get_in(
+        tx: &mut Transaction,
+        key: Self::Key,
+    ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
+        async move {
+            Ok(match tx {
+                Transaction::Sqlite(t) => {
+                    sqlx::query_as(Self::SELECT_ONE)
+                        .bind(key)
+                        .fetch_one(&mut **t)
+                        .await?
+                }
+                Transaction::Postgres(t) => {
+                    sqlx::query_as(Self::SELECT_ONE)
+                        .bind(key)
+                        .fetch_one(&mut **t)
+                        .await?
+                }
+            })
+        }
+    }
+
+    /// [`insert`](Model::insert) inside the request's transaction.
+    fn insert_in(
+        &self,
+        tx: &mut Transaction,
+    ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
+        async move {
+            Ok(match tx {
+                Transaction::Sqlite(t) => {
+                    self.bind_insert(sqlx::query_as(Self::INSERT))
+                        .fetch_one(&mut **t)
+                        .await?
+                }
+                Transaction::Postgres(t) => {
+                    self.bind_insert_pg(sqlx::query_as(Self::INSERT))
+                        .fetch_one(&mut **t)
+                        .await?
+                }
+            })
+        }
+    }
+
+    /// [`update`](Model::update) inside the request's transaction.
+    fn update_in(
+        &self,
+        tx: &mut Transaction,
+    ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
+        async move {
+            Ok(match tx {
+                Transaction::Sqlite(t) => {
+                    self.bind_update(sqlx::query_as(Self::UPDATE))
+                        .fetch_one(&mut **t)
+                        .await?
+                }
+                Transaction::Postgres(t) => {
+                    self.bind_update_pg(sqlx::query_as(Self::UPDATE))
+                        .fetch_one(&mut **t)
+                        .await?
+                }
+            })
         }
     }
 
