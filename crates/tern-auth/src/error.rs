@@ -27,6 +27,8 @@ pub enum AuthError {
     BadRequest(String),
     /// The database's error.
     Data(DataError),
+    /// The session store (Redis) cannot be reached (`503`).
+    Unavailable(String),
     /// Hashing failed (`500`).
     Internal(String),
 }
@@ -41,9 +43,10 @@ impl fmt::Display for AuthError {
             ),
             AuthError::NotLoggedIn => f.write_str("log in first: this needs a session"),
             AuthError::NotStaff => f.write_str("this needs a staff account"),
-            AuthError::Csrf(why) | AuthError::Password(why) | AuthError::BadRequest(why) => {
-                f.write_str(why)
-            }
+            AuthError::Csrf(why)
+            | AuthError::Password(why)
+            | AuthError::BadRequest(why)
+            | AuthError::Unavailable(why) => f.write_str(why),
             AuthError::Data(e) => write!(f, "{e}"),
             AuthError::Internal(e) => write!(f, "{e}"),
         }
@@ -72,6 +75,7 @@ impl IntoResponse for AuthError {
             AuthError::NotStaff | AuthError::Csrf(_) => StatusCode::FORBIDDEN,
             AuthError::Password(_) => StatusCode::UNPROCESSABLE_ENTITY,
             AuthError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            AuthError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             AuthError::Data(_) => return self.into_data().into_response(),
             AuthError::Internal(e) => {
                 tracing::error!(error = %e, "accounts");
@@ -81,8 +85,13 @@ impl IntoResponse for AuthError {
         let mut res = Problem::new(status)
             .with_detail(self.to_string())
             .into_response();
-        if let AuthError::Throttled(seconds) = self {
-            if let Ok(v) = http::HeaderValue::from_str(&seconds.max(1).to_string()) {
+        let retry = match self {
+            AuthError::Throttled(seconds) => Some(seconds.max(1)),
+            AuthError::Unavailable(_) => Some(1),
+            _ => None,
+        };
+        if let Some(seconds) = retry {
+            if let Ok(v) = http::HeaderValue::from_str(&seconds.to_string()) {
                 res.headers_mut().insert(http::header::RETRY_AFTER, v);
             }
         }

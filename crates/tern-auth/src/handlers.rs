@@ -87,11 +87,11 @@ pub(crate) async fn login(
         }
         Err(other) => return Err(other),
     };
-    throttle::succeeded(pool, &creds.username, ip).await?;
+    throttle::succeeded(pool, &accounts, &creds.username, ip).await?;
     if let Some(old) = cookies.get_signed(&accounts.cookie) {
-        session::delete(pool, old.value()).await?;
+        session::delete(pool, &accounts, old.value()).await?;
     }
-    let s = session::create(pool, &user).await?;
+    let s = session::create(pool, &accounts, &user).await?;
     set_cookie(&mut cookies, &accounts, &s.token);
     Ok((
         cookies,
@@ -109,7 +109,7 @@ pub(crate) async fn logout(
     s: Session,
     mut cookies: Cookies,
 ) -> Result<(Cookies, StatusCode), AuthError> {
-    session::delete(db.pool(), &s.token).await?;
+    session::delete(db.pool(), &accounts, &s.token).await?;
     cookies.remove(accounts.cookie.clone());
     Ok((cookies, StatusCode::NO_CONTENT))
 }
@@ -151,8 +151,8 @@ pub(crate) async fn change_password(
         }
         return Err(e);
     }
-    users::set_password(pool, &passwords, s.user.id, &change.new).await?;
-    let fresh = session::create(pool, &s.user).await?;
+    users::set_password(pool, &accounts, &passwords, s.user.id, &change.new).await?;
+    let fresh = session::create(pool, &accounts, &s.user).await?;
     set_cookie(&mut cookies, &accounts, &fresh.token);
     Ok((
         cookies,

@@ -1,6 +1,7 @@
 //! Accounts for Tern: users with Argon2id passwords, server-side
-//! sessions in a signed cookie, CSRF checks, and a login throttle, all
-//! kept in the app's database so that every process shares them.
+//! sessions in a signed cookie, CSRF checks, and a login throttle, kept
+//! in the app's database (or, `AUTH_STORE=redis`, sessions and counts in
+//! Redis) so that every process shares them.
 //!
 //! ```no_run
 //! use tern::{App, routing::get};
@@ -48,6 +49,8 @@ mod extract;
 mod handlers;
 pub mod password;
 mod rate_limit;
+#[cfg(feature = "redis")]
+mod redis_store;
 mod session;
 mod settings;
 mod throttle;

@@ -7,7 +7,7 @@ use rand::RngCore as _;
 use sha2::{Digest, Sha256};
 use tern_data::{with_pool, Pool};
 
-use crate::{users::now, Accounts, AuthError, User};
+use crate::{settings::Store, users::now, Accounts, AuthError, User};
 
 /// A new random token: 32 bytes from the CSPRNG, URL-safe base64.
 pub(crate) fn token() -> String {
@@ -36,20 +36,44 @@ pub struct Session {
 }
 
 /// Starts a session for `user`: its token (for the cookie) and CSRF token.
-pub(crate) async fn create(pool: &Pool, user: &User) -> Result<Session, AuthError> {
+pub(crate) async fn create(
+    pool: &Pool,
+    accounts: &Accounts,
+    user: &User,
+) -> Result<Session, AuthError> {
     let (token, csrf, at) = (token(), crate::session::token(), now());
-    let sql = "INSERT INTO tern_sessions (id_hash, user_id, csrf, created_at, last_seen) \
-               VALUES ($1, $2, $3, $4, $4)";
-    with_pool!(pool, p => {
-        tern_data::sqlx::query(sql)
-            .bind(digest(&token))
-            .bind(user.id)
-            .bind(&csrf)
-            .bind(at)
-            .execute(p)
-            .await?
-            .rows_affected()
-    });
+    match &accounts.store {
+        Store::Database => {
+            let sql = "INSERT INTO tern_sessions (id_hash, user_id, csrf, created_at, last_seen) \
+                       VALUES ($1, $2, $3, $4, $4)";
+            with_pool!(pool, p => {
+                tern_data::sqlx::query(sql)
+                    .bind(digest(&token))
+                    .bind(user.id)
+                    .bind(&csrf)
+                    .bind(at)
+                    .execute(p)
+                    .await?
+                    .rows_affected()
+            });
+        }
+        #[cfg(feature = "redis")]
+        Store::Redis(redis) => {
+            let stored = crate::redis_store::Stored {
+                csrf: csrf.clone(),
+                created: at,
+                seen: at,
+                user_id: user.id,
+                username: user.username.clone(),
+                is_staff: user.is_staff,
+            };
+            let idle = accounts.session_idle.as_secs();
+            let lifetime = accounts.session_lifetime.as_secs();
+            redis
+                .create(&digest(&token), &stored, idle.min(lifetime), lifetime)
+                .await?;
+        }
+    }
     Ok(Session {
         user: user.clone(),
         csrf,
@@ -65,6 +89,10 @@ pub(crate) async fn load(
     accounts: &Accounts,
     token: &str,
 ) -> Result<Option<Session>, AuthError> {
+    #[cfg(feature = "redis")]
+    if let Store::Redis(redis) = &accounts.store {
+        return load_redis(redis, accounts, token).await;
+    }
     let id_hash = digest(token);
     let sql =
         "SELECT s.csrf, s.created_at, s.last_seen, u.id, u.username, u.is_staff, u.is_active \
@@ -79,7 +107,7 @@ pub(crate) async fn load(
     let lifetime = i64::try_from(accounts.session_lifetime.as_secs()).unwrap_or(i64::MAX);
     let idle = i64::try_from(accounts.session_idle.as_secs()).unwrap_or(i64::MAX);
     if at.saturating_sub(created) >= lifetime || at.saturating_sub(seen) >= idle {
-        delete(pool, token).await?;
+        delete(pool, accounts, token).await?;
         return Ok(None);
     }
     if !active {
@@ -102,20 +130,68 @@ pub(crate) async fn load(
     }))
 }
 
+#[cfg(feature = "redis")]
+async fn load_redis(
+    redis: &crate::redis_store::RedisStore,
+    accounts: &Accounts,
+    token: &str,
+) -> Result<Option<Session>, AuthError> {
+    let id_hash = digest(token);
+    let Some(s) = redis.load(&id_hash).await? else {
+        return Ok(None);
+    };
+    let at = now();
+    let lifetime = i64::try_from(accounts.session_lifetime.as_secs()).unwrap_or(i64::MAX);
+    let idle = i64::try_from(accounts.session_idle.as_secs()).unwrap_or(i64::MAX);
+    let age = at.saturating_sub(s.created);
+    if age >= lifetime || at.saturating_sub(s.seen) >= idle {
+        redis.delete(&id_hash).await?;
+        return Ok(None);
+    }
+    if at - s.seen >= 60 {
+        let ttl = idle.min(lifetime - age);
+        redis
+            .touch(&id_hash, at, u64::try_from(ttl).unwrap_or(1))
+            .await?;
+    }
+    Ok(Some(Session {
+        user: User {
+            id: s.user_id,
+            username: s.username,
+            is_staff: s.is_staff,
+        },
+        csrf: s.csrf,
+        token: token.to_owned(),
+    }))
+}
+
 /// Ends the session of `token`.
-pub(crate) async fn delete(pool: &Pool, token: &str) -> Result<(), AuthError> {
-    let sql = "DELETE FROM tern_sessions WHERE id_hash = $1";
-    with_pool!(pool, p => {
-        tern_data::sqlx::query(sql).bind(digest(token)).execute(p).await?.rows_affected()
-    });
+pub(crate) async fn delete(pool: &Pool, accounts: &Accounts, token: &str) -> Result<(), AuthError> {
+    match &accounts.store {
+        Store::Database => {
+            let sql = "DELETE FROM tern_sessions WHERE id_hash = $1";
+            with_pool!(pool, p => {
+                tern_data::sqlx::query(sql).bind(digest(token)).execute(p).await?.rows_affected()
+            });
+        }
+        #[cfg(feature = "redis")]
+        Store::Redis(redis) => redis.delete(&digest(token)).await?,
+    }
     Ok(())
 }
 
-/// Ends every session of the user.
-pub async fn delete_all(pool: &Pool, user_id: i64) -> Result<(), AuthError> {
-    let sql = "DELETE FROM tern_sessions WHERE user_id = $1";
-    with_pool!(pool, p => {
-        tern_data::sqlx::query(sql).bind(user_id).execute(p).await?.rows_affected()
-    });
+/// Ends every session of the user (after a change to the account, or to
+/// sign them out everywhere).
+pub async fn delete_all(pool: &Pool, accounts: &Accounts, user_id: i64) -> Result<(), AuthError> {
+    match &accounts.store {
+        Store::Database => {
+            let sql = "DELETE FROM tern_sessions WHERE user_id = $1";
+            with_pool!(pool, p => {
+                tern_data::sqlx::query(sql).bind(user_id).execute(p).await?.rows_affected()
+            });
+        }
+        #[cfg(feature = "redis")]
+        Store::Redis(redis) => redis.delete_all(user_id).await?,
+    }
     Ok(())
 }

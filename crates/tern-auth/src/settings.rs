@@ -14,19 +14,96 @@ use tern::settings::Secret;
 /// | `AUTH_LOGIN_FAILURES` | `10` failed logins per account and address ... |
 /// | `AUTH_LOGIN_WINDOW` | ... within `1m`, then `429` until the window ends |
 /// | `AUTH_COOKIE` | `tern_session`: the session cookie's name (signed with `SECRET_KEY`) |
+/// | `AUTH_STORE` | `database`: where sessions and the throttle's counts live; `redis` keeps them in Redis (the `redis` feature) |
+/// | `AUTH_REDIS_URL` | the Redis of `AUTH_STORE=redis` |
+/// | `AUTH_REDIS_PREFIX` | `tern`: the first part of every key, so that apps sharing a Redis keep apart |
+///
+/// With either store every process sees the same sessions and counts. In
+/// Redis a session keeps its user's name and staff flag as they were at
+/// login: end the user's sessions ([`end_all_sessions`](crate::end_all_sessions))
+/// when an account changes.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, try_from = "RawAccounts")]
 pub struct Accounts {
-    #[serde(default = "lifetime", deserialize_with = "tern::settings::duration")]
     pub(crate) session_lifetime: Duration,
-    #[serde(default = "idle", deserialize_with = "tern::settings::duration")]
     pub(crate) session_idle: Duration,
-    #[serde(default = "failures")]
     pub(crate) login_failures: u32,
-    #[serde(default = "window", deserialize_with = "tern::settings::duration")]
     pub(crate) login_window: Duration,
-    #[serde(default = "cookie")]
     pub(crate) cookie: String,
+    pub(crate) store: Store,
+}
+
+/// Where sessions and the throttle's counts live.
+#[derive(Debug)]
+pub(crate) enum Store {
+    /// The app's database.
+    Database,
+    /// Redis.
+    #[cfg(feature = "redis")]
+    Redis(Box<crate::redis_store::RedisStore>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccounts {
+    #[serde(default = "lifetime", deserialize_with = "tern::settings::duration")]
+    session_lifetime: Duration,
+    #[serde(default = "idle", deserialize_with = "tern::settings::duration")]
+    session_idle: Duration,
+    #[serde(default = "failures")]
+    login_failures: u32,
+    #[serde(default = "window", deserialize_with = "tern::settings::duration")]
+    login_window: Duration,
+    #[serde(default = "cookie")]
+    cookie: String,
+    #[serde(default)]
+    store: Option<String>,
+    #[serde(default)]
+    redis_url: Option<Secret>,
+    #[serde(default)]
+    redis_prefix: Option<String>,
+}
+
+impl TryFrom<RawAccounts> for Accounts {
+    type Error = String;
+
+    fn try_from(raw: RawAccounts) -> Result<Self, String> {
+        let store = match raw.store.as_deref().unwrap_or("database") {
+            "database" => {
+                if raw.redis_url.is_some() {
+                    return Err("AUTH_REDIS_URL is set but AUTH_STORE is not `redis`".to_owned());
+                }
+                Store::Database
+            }
+            "redis" => redis_store(raw.redis_url, raw.redis_prefix.as_deref().unwrap_or("tern"))?,
+            other => {
+                return Err(format!(
+                    "AUTH_STORE is `{other}`: it is `database` (the default) or `redis`"
+                ))
+            }
+        };
+        Ok(Accounts {
+            session_lifetime: raw.session_lifetime,
+            session_idle: raw.session_idle,
+            login_failures: raw.login_failures,
+            login_window: raw.login_window,
+            cookie: raw.cookie,
+            store,
+        })
+    }
+}
+
+#[cfg(feature = "redis")]
+fn redis_store(url: Option<Secret>, prefix: &str) -> Result<Store, String> {
+    let url = url.ok_or("AUTH_STORE is `redis`: set AUTH_REDIS_URL")?;
+    crate::redis_store::RedisStore::new(url.expose(), prefix)
+        .map(|r| Store::Redis(Box::new(r)))
+        .map_err(|e| format!("AUTH_REDIS_URL: {e}"))
+}
+
+#[cfg(not(feature = "redis"))]
+fn redis_store(_: Option<Secret>, _: &str) -> Result<Store, String> {
+    Err("AUTH_STORE is `redis`, but tern-auth was built without its `redis` feature".to_owned())
 }
 
 fn lifetime() -> Duration {
@@ -53,6 +130,7 @@ impl Default for Accounts {
             login_failures: failures(),
             login_window: window(),
             cookie: cookie(),
+            store: Store::Database,
         }
     }
 }

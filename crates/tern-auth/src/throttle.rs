@@ -5,6 +5,8 @@ use sha2::{Digest, Sha256};
 use std::net::IpAddr;
 use tern_data::{with_pool, Pool};
 
+#[cfg(feature = "redis")]
+use crate::settings::Store;
 use crate::{users::now, Accounts, AuthError};
 
 /// The counter's key: a digest of the account and the address (neither
@@ -25,6 +27,15 @@ pub(crate) async fn check(
     username: &str,
     ip: IpAddr,
 ) -> Result<(), AuthError> {
+    #[cfg(feature = "redis")]
+    if let Store::Redis(redis) = &accounts.store {
+        let (failures, left_ms) = redis.failures(&key(username, ip)).await?;
+        if left_ms > 0 && failures >= accounts.login_failures {
+            let left = u64::try_from(left_ms).unwrap_or(1000);
+            return Err(AuthError::Throttled(left.div_ceil(1000)));
+        }
+        return Ok(());
+    }
     let sql = "SELECT window_start, failures FROM tern_login_failures WHERE key = $1";
     let row: Option<(i64, i32)> = with_pool!(pool, p => {
         tern_data::sqlx::query_as(sql).bind(key(username, ip)).fetch_optional(p).await?
@@ -46,6 +57,10 @@ pub(crate) async fn failed(
     username: &str,
     ip: IpAddr,
 ) -> Result<(), AuthError> {
+    #[cfg(feature = "redis")]
+    if let Store::Redis(redis) = &accounts.store {
+        return redis.fail(&key(username, ip), accounts.login_window).await;
+    }
     let window = i64::try_from(accounts.login_window.as_secs()).unwrap_or(i64::MAX);
     let at = now();
     // One statement, so that two processes counting at once both count.
@@ -68,7 +83,17 @@ pub(crate) async fn failed(
 }
 
 /// Forgets the failures after a successful login.
-pub(crate) async fn succeeded(pool: &Pool, username: &str, ip: IpAddr) -> Result<(), AuthError> {
+pub(crate) async fn succeeded(
+    pool: &Pool,
+    accounts: &Accounts,
+    username: &str,
+    ip: IpAddr,
+) -> Result<(), AuthError> {
+    #[cfg(feature = "redis")]
+    if let Store::Redis(redis) = &accounts.store {
+        return redis.clear(&key(username, ip)).await;
+    }
+    let _ = accounts;
     let sql = "DELETE FROM tern_login_failures WHERE key = $1";
     with_pool!(pool, p => {
         tern_data::sqlx::query(sql).bind(key(username, ip)).execute(p).await?.rows_affected()

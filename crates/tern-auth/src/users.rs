@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use tern_data::{with_pool, Pool};
 
-use crate::{password, AuthError, Passwords};
+use crate::{password, Accounts, AuthError, Passwords};
 
 /// A logged-in user, as handlers see one (an extractor: `401` without a
 /// session; `Option<User>` for pages that work either way).
@@ -83,6 +83,7 @@ pub async fn create_user(
 /// the user.
 pub async fn set_password(
     pool: &Pool,
+    accounts: &Accounts,
     passwords: &Passwords,
     user_id: i64,
     password: &str,
@@ -90,7 +91,7 @@ pub async fn set_password(
     password::acceptable(password)?;
     let hash = password::hash(password, passwords.pepper()).await?;
     store_hash(pool, user_id, &hash).await?;
-    crate::session::delete_all(pool, user_id).await
+    crate::session::delete_all(pool, accounts, user_id).await
 }
 
 pub(crate) async fn store_hash(pool: &Pool, user_id: i64, hash: &str) -> Result<(), AuthError> {

@@ -325,6 +325,7 @@ async fn no_enumeration_and_a_throttle_per_account_and_address() {
         .await;
         server.user("ada", "correct horse battery", false).await;
         server.user("cy", "cy's long password", false).await;
+        server.user("dee", "dee's long password", false).await;
 
         // Unknown user and wrong password: the same answer, comparable time.
         let timed = |name: &'static str| {
@@ -335,10 +336,17 @@ async fn no_enumeration_and_a_throttle_per_account_and_address() {
                 (a, start.elapsed())
             }
         };
-        let (unknown, t_unknown) = timed("nobody").await;
-        let (wrong, t_wrong) = timed("cy").await;
-        assert_eq!((unknown.status, wrong.status), (401, 401));
-        assert_eq!(unknown.json()["detail"], wrong.json()["detail"]);
+        // The fastest of three each: a busy machine slows some, never
+        // speeds any.
+        let (mut t_unknown, mut t_wrong) = (std::time::Duration::MAX, std::time::Duration::MAX);
+        for _ in 0..3 {
+            let (unknown, t) = timed("nobody").await;
+            t_unknown = t_unknown.min(t);
+            let (wrong, t) = timed("dee").await;
+            t_wrong = t_wrong.min(t);
+            assert_eq!((unknown.status, wrong.status), (401, 401));
+            assert_eq!(unknown.json()["detail"], wrong.json()["detail"]);
+        }
         let ratio = t_unknown.as_secs_f64() / t_wrong.as_secs_f64();
         assert!((0.33..3.0).contains(&ratio), "{t_unknown:?} vs {t_wrong:?}");
 
@@ -472,4 +480,106 @@ fn the_default_throttle_is_ten_failures_a_minute() {
     let shown = format!("{accounts:?}");
     assert!(shown.contains("login_failures: 10"), "{shown}");
     assert!(shown.contains("login_window: 60s"), "{shown}");
+}
+
+/// `AUTH_STORE=redis`: sessions and the throttle's counts in Redis (the
+/// users stay in the database), shared by two servers.
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn the_redis_store_keeps_sessions_and_counts_for_every_server() {
+    let Ok(redis) = std::env::var("REDIS_URL") else {
+        eprintln!("skipped: REDIS_URL is not set");
+        return;
+    };
+    let url = fresh(Backend::Sqlite).await.unwrap();
+    // Keys of their own: another run's sessions and counts do not matter.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let prefix = format!("tern-test-{}-{nanos}", std::process::id());
+    let settings = [
+        ("AUTH_STORE", "redis"),
+        ("AUTH_REDIS_URL", redis.as_str()),
+        ("AUTH_REDIS_PREFIX", prefix.as_str()),
+        ("AUTH_LOGIN_FAILURES", "2"),
+        ("AUTH_LOGIN_WINDOW", "2s"),
+        // What is left in Redis after the test goes within a minute.
+        ("AUTH_SESSION_IDLE", "60s"),
+    ];
+    let a = Server::start(&url, &settings).await;
+    let b = Server::start(&url, &settings).await;
+    a.user("ada", "correct horse battery", false).await;
+
+    let (cookie, token) = logged_in(&a, "ada", "correct horse battery").await;
+    assert_eq!(b.get("/me", &cookie).await.body, "hello ada");
+    // Not in the database.
+    let count: i64 = with_pool!(&a.pool(), p => {
+        sqlx::query_scalar("SELECT COUNT(*) FROM tern_sessions").fetch_one(p).await.unwrap()
+    });
+    assert_eq!(count, 0);
+    // Logout on one ends it on the other.
+    let out = b
+        .send(
+            "POST",
+            "/auth/logout",
+            &[("Cookie", &cookie), ("X-CSRF-Token", &token)],
+            "",
+        )
+        .await;
+    assert_eq!(out.status, 204);
+    assert_eq!(a.get("/me", &cookie).await.status, 401);
+    // A new password ends every session, on every server.
+    let (first, _) = logged_in(&a, "ada", "correct horse battery").await;
+    let (second, token) = logged_in(&b, "ada", "correct horse battery").await;
+    let change = a
+        .send(
+            "POST",
+            "/auth/password",
+            &[
+                ("Cookie", &second),
+                ("X-CSRF-Token", &token),
+                ("Content-Type", "application/json"),
+            ],
+            &json!({"current": "correct horse battery", "new": "a newer long password"})
+                .to_string(),
+        )
+        .await;
+    assert_eq!(change.status, 200, "{}", change.body);
+    assert_eq!(b.get("/me", &first).await.status, 401);
+    assert_eq!(b.get("/me", &second).await.status, 401);
+    assert_eq!(b.get("/me", &change.cookie().unwrap()).await.status, 200);
+    // Failures counted across both servers.
+    assert_eq!(a.login("ada", "wrong password").await.status, 401);
+    assert_eq!(b.login("ada", "wrong password").await.status, 401);
+    let throttled = a.login("ada", "a newer long password").await;
+    assert_eq!(throttled.status, 429, "{}", throttled.body);
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    assert_eq!(b.login("ada", "a newer long password").await.status, 200);
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn store_settings_are_checked() {
+    for (settings, says) in [
+        (vec![("AUTH_STORE", "redis")], "set AUTH_REDIS_URL"),
+        (
+            vec![("AUTH_STORE", "memcached")],
+            "`database` (the default) or `redis`",
+        ),
+        (
+            vec![("AUTH_REDIS_URL", "redis://x/")],
+            "AUTH_STORE is not `redis`",
+        ),
+        (
+            vec![("AUTH_STORE", "redis"), ("AUTH_REDIS_URL", "not a url")],
+            "AUTH_REDIS_URL",
+        ),
+    ] {
+        let config = Config::from_settings(settings).unwrap();
+        let err = tern::settings::load::<tern_auth::Accounts>("auth", &config)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{err}");
+    }
 }

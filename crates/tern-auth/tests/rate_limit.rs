@@ -87,6 +87,7 @@ async fn a_key_function_decides_what_is_counted_together() {
     }
 }
 
+#[cfg(feature = "redis")]
 #[tokio::test]
 async fn two_servers_share_one_limit_through_redis() {
     let Ok(url) = std::env::var("REDIS_URL") else {
@@ -124,6 +125,7 @@ async fn two_servers_share_one_limit_through_redis() {
     assert_eq!(get(c, "/", "").await.0, 200);
 }
 
+#[cfg(feature = "redis")]
 fn rand_suffix() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
