@@ -30,15 +30,23 @@ trap cleanup EXIT
 start_target() {
   local name=$1
   shift
-  port=$((20000 + RANDOM % 20000))
-  env TERN_ADDR=127.0.0.1:$port RUST_LOG=warn "$@" "$bin" >"target/hardening-$name.log" 2>&1 &
-  pid=$!
-  pids+=("$pid")
-  for _ in $(seq 1 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && return 0
-    sleep 0.1
+  # Below the kernel's ephemeral range (32768 and up here): a port there
+  # may be the local end of some client connection, and the bind fails.
+  # A port in use anyway (another test's server) gets another try.
+  for _attempt in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 12000))
+    env TERN_ADDR=127.0.0.1:$port RUST_LOG=warn "$@" "$bin" >"target/hardening-$name.log" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    for _ in $(seq 1 100); do
+      (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && return 0
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    grep -q "already in use" "target/hardening-$name.log" || break
   done
-  echo "the $name target did not start" >&2
+  echo "the $name target did not start:" >&2
+  cat "target/hardening-$name.log" >&2
   return 1
 }
 
@@ -104,7 +112,7 @@ for check in $checks; do
     headers)
       echo "== hardening: security headers of the production showcase (drheader) =="
       cargo build -q --release --locked -p showcase
-      port=$((20000 + RANDOM % 20000))
+      port=$((20000 + RANDOM % 12000))
       secret=$(head -c 48 /dev/urandom | base64 | tr -d '\n')
       env TERN_ENV=production SECRET_KEY="$secret" ALLOWED_HOSTS=127.0.0.1 \
         TERN_ADDR=127.0.0.1:$port RUST_LOG=warn target/release/showcase \
