@@ -169,10 +169,8 @@ impl RateLimit {
     /// connection is made at the first request.
     #[cfg(feature = "redis")]
     pub fn shared(mut self, url: &str) -> Result<RateLimit, String> {
-        let client = redis::Client::open(url).map_err(|e| format!("a Redis URL: {e}"))?;
         self.store = Store::Redis(Arc::new(RedisGcra {
-            client,
-            connection: tokio::sync::OnceCell::new(),
+            redis: crate::redis_store::LazyRedis::open(url)?,
         }));
         Ok(self)
     }
@@ -311,8 +309,7 @@ enum Verdict {
 /// script reads and moves it atomically, on the server's clock.
 #[cfg(feature = "redis")]
 struct RedisGcra {
-    client: redis::Client,
-    connection: tokio::sync::OnceCell<redis::aio::ConnectionManager>,
+    redis: crate::redis_store::LazyRedis,
 }
 
 #[cfg(feature = "redis")]
@@ -340,20 +337,7 @@ impl RedisGcra {
         interval: Duration,
         burst: u32,
     ) -> Result<Verdict, redis::RedisError> {
-        let connection = self
-            .connection
-            .get_or_try_init(|| {
-                // Bounded: a Redis that is away costs a request half a
-                // second, not the client's default minutes of retries.
-                let config = redis::aio::ConnectionManagerConfig::new()
-                    .set_connection_timeout(Some(Duration::from_millis(500)))
-                    .set_response_timeout(Some(Duration::from_millis(500)))
-                    .set_number_of_retries(1)
-                    .set_max_delay(Duration::from_millis(100));
-                redis::aio::ConnectionManager::new_with_config(self.client.clone(), config)
-            })
-            .await?;
-        let mut connection = connection.clone();
+        let mut connection = self.redis.get().await?;
         let micros = u64::try_from(interval.as_micros())
             .unwrap_or(u64::MAX)
             .max(1);

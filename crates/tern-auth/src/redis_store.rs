@@ -14,11 +14,43 @@ use redis::AsyncCommands as _;
 
 use crate::AuthError;
 
-/// The Redis of `AUTH_REDIS_URL`, connected at first use.
-pub(crate) struct RedisStore {
+/// A Redis client connected at first use, its waits bounded: a Redis
+/// that is away costs a request half a second, not the client's default
+/// minutes of retries. The sessions and the rate limits share it.
+pub(crate) struct LazyRedis {
     client: redis::Client,
-    prefix: String,
     connection: tokio::sync::OnceCell<redis::aio::ConnectionManager>,
+}
+
+impl LazyRedis {
+    pub(crate) fn open(url: &str) -> Result<LazyRedis, String> {
+        let client = redis::Client::open(url).map_err(|e| format!("not a Redis URL: {e}"))?;
+        Ok(LazyRedis {
+            client,
+            connection: tokio::sync::OnceCell::new(),
+        })
+    }
+
+    /// The connection (a cheap clone of the shared one).
+    pub(crate) async fn get(&self) -> Result<redis::aio::ConnectionManager, redis::RedisError> {
+        self.connection
+            .get_or_try_init(|| {
+                let config = redis::aio::ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(Duration::from_millis(500)))
+                    .set_response_timeout(Some(Duration::from_millis(500)))
+                    .set_number_of_retries(1)
+                    .set_max_delay(Duration::from_millis(100));
+                redis::aio::ConnectionManager::new_with_config(self.client.clone(), config)
+            })
+            .await
+            .cloned()
+    }
+}
+
+/// The Redis of `AUTH_REDIS_URL`.
+pub(crate) struct RedisStore {
+    redis: LazyRedis,
+    prefix: String,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -50,27 +82,14 @@ return n
 
 impl RedisStore {
     pub(crate) fn new(url: &str, prefix: &str) -> Result<RedisStore, String> {
-        let client = redis::Client::open(url).map_err(|e| format!("not a Redis URL: {e}"))?;
         Ok(RedisStore {
-            client,
+            redis: LazyRedis::open(url)?,
             prefix: prefix.to_owned(),
-            connection: tokio::sync::OnceCell::new(),
         })
     }
 
     async fn connection(&self) -> Result<redis::aio::ConnectionManager, AuthError> {
-        self.connection
-            .get_or_try_init(|| {
-                let config = redis::aio::ConnectionManagerConfig::new()
-                    .set_connection_timeout(Some(Duration::from_millis(500)))
-                    .set_response_timeout(Some(Duration::from_millis(500)))
-                    .set_number_of_retries(1)
-                    .set_max_delay(Duration::from_millis(100));
-                redis::aio::ConnectionManager::new_with_config(self.client.clone(), config)
-            })
-            .await
-            .cloned()
-            .map_err(unavailable)
+        self.redis.get().await.map_err(unavailable)
     }
 
     fn key(&self, digest: &str) -> String {
