@@ -258,6 +258,16 @@ async fn login_sessions_and_csrf() {
             )
             .await;
         assert_eq!(same_site.status, 200, "{}", same_site.body);
+        // The form read for its token is bounded (1 MiB): past it, a 403
+        // that says to send the header; at the bound, read and checked.
+        let big = format!("csrf_token={token}&text={}", "x".repeat(1 << 20));
+        let refused = server.post_note(&cookie, &[], &big).await;
+        assert_eq!(refused.status, 403, "{}", refused.body);
+        assert!(refused.body.contains("X-CSRF-Token header"), "{}", refused.body);
+        let at_bound = format!("csrf_token={token}&text={}", "x".repeat((1 << 20) - 70));
+        assert!(at_bound.len() <= 1 << 20);
+        let read = server.post_note(&cookie, &[], &at_bound).await;
+        assert_eq!(read.status, 200, "{}", &read.body[..read.body.len().min(200)]);
         // A bearer request carries no cookie authority: no CSRF check.
         let bearer = server
             .send("POST", "/open", &[("Authorization", "Bearer abc")], "")
