@@ -263,11 +263,20 @@ async fn login_sessions_and_csrf() {
         let big = format!("csrf_token={token}&text={}", "x".repeat(1 << 20));
         let refused = server.post_note(&cookie, &[], &big).await;
         assert_eq!(refused.status, 403, "{}", refused.body);
-        assert!(refused.body.contains("X-CSRF-Token header"), "{}", refused.body);
+        assert!(
+            refused.body.contains("X-CSRF-Token header"),
+            "{}",
+            refused.body
+        );
         let at_bound = format!("csrf_token={token}&text={}", "x".repeat((1 << 20) - 70));
         assert!(at_bound.len() <= 1 << 20);
         let read = server.post_note(&cookie, &[], &at_bound).await;
-        assert_eq!(read.status, 200, "{}", &read.body[..read.body.len().min(200)]);
+        assert_eq!(
+            read.status,
+            200,
+            "{}",
+            &read.body[..read.body.len().min(200)]
+        );
         // A bearer request carries no cookie authority: no CSRF check.
         let bearer = server
             .send("POST", "/open", &[("Authorization", "Bearer abc")], "")
