@@ -82,9 +82,14 @@ impl IntoResponse for AuthError {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
         };
-        let mut res = Problem::new(status)
-            .with_detail(self.to_string())
-            .into_response();
+        // An internal error's reason goes to the log, not to the client.
+        let detail = match &self {
+            AuthError::Internal(_) => {
+                "an internal error (the server's log has the reason)".to_owned()
+            }
+            _ => self.to_string(),
+        };
+        let mut res = Problem::new(status).with_detail(detail).into_response();
         let retry = match self {
             AuthError::Throttled(seconds) => Some(seconds.max(1)),
             AuthError::Unavailable(_) => Some(1),

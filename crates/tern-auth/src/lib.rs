@@ -22,13 +22,16 @@
 //! let service = tern_auth::install(app).build_with(config)?;
 //! let db = service.settings::<Database>().expect("loaded");
 //! db.migrate(&tern_auth::MIGRATIONS).await?; // its tables, its own record
+//! let passwords = service.settings::<tern_auth::Passwords>().expect("loaded");
+//! tern_auth::check_pepper(db.pool(), &passwords).await?; // hashes that need a missing pepper
 //! tern::Server::new(service).serve().await?;
 //! # Ok(()) }
 //! ```
 //!
 //! - **Passwords**: Argon2id at OWASP's minimum (19 MiB, 2 passes), a
-//!   pepper from `PASSWORD_PEPPER` if set, rehashed at login when the
-//!   parameters change; at most 1,024 bytes (refused before hashing) and
+//!   pepper from `PASSWORD_PEPPER` if set (required from then on:
+//!   [`check_pepper`] refuses a start without it), rehashed at login when
+//!   the parameters or the pepper change; at most 1,024 bytes (refused before hashing) and
 //!   a bounded number of hashes at once. Unknown users are checked
 //!   against a decoy hash: the same answer and the same time as a wrong
 //!   password.
@@ -63,7 +66,7 @@ pub use handlers::LoggedIn;
 pub use rate_limit::RateLimit;
 pub use session::{delete_all as end_all_sessions, Session};
 pub use settings::{Accounts, Passwords};
-pub use users::{create_user, set_password, User, MAX_USERNAME_CHARS};
+pub use users::{check_pepper, create_user, set_password, User, MAX_USERNAME_CHARS};
 
 use tern::{
     routing::{get, post},

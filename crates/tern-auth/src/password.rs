@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use argon2::{
     password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString},
-    Algorithm, Argon2, Params, Version,
+    Algorithm, Argon2, KeyId, Params, ParamsBuilder, Version,
 };
 use tokio::sync::Semaphore;
 
@@ -33,8 +33,28 @@ fn permits() -> &'static Semaphore {
     })
 }
 
+/// The key id written into the parameters of a hash made with a pepper
+/// (`keyid=cGVwcGVy` in the PHC string; it does not enter the hash): a
+/// server started without the pepper finds such hashes and refuses to
+/// start ([`crate::check_pepper`]), and hashes made before a pepper was
+/// set still verify without it and are rehashed with it at login.
+pub(crate) const PEPPER_KEYID: &[u8] = b"pepper";
+
+/// Whether the PHC string `phc` was made with a pepper.
+pub(crate) fn peppered(parsed: &PasswordHash<'_>) -> bool {
+    Params::try_from(parsed).is_ok_and(|p| p.keyid() == PEPPER_KEYID)
+}
+
 fn hasher(pepper: Option<&[u8]>) -> Result<Argon2<'_>, AuthError> {
-    let params = Params::new(M_COST, T_COST, P_COST, None)
+    let mut params = ParamsBuilder::new();
+    params.m_cost(M_COST).t_cost(T_COST).p_cost(P_COST);
+    if pepper.is_some() {
+        let keyid = KeyId::new(PEPPER_KEYID)
+            .map_err(|e| AuthError::Internal(format!("argon2 key id: {e}")))?;
+        params.keyid(keyid);
+    }
+    let params = params
+        .build()
         .map_err(|e| AuthError::Internal(format!("argon2 parameters: {e}")))?;
     match pepper {
         Some(secret) => {
@@ -116,10 +136,20 @@ pub(crate) async fn verify(
                 rehash: false,
             });
         };
-        let ok = hasher(pepper.as_deref())?
+        // A hash made without a pepper verifies without it (it was made
+        // before the pepper was set) and is rehashed with it.
+        let with_pepper = peppered(&parsed);
+        if with_pepper && pepper.is_none() {
+            return Err(AuthError::Internal(
+                "a password hash was made with PASSWORD_PEPPER, which is not set".to_owned(),
+            ));
+        }
+        let used = if with_pepper { pepper.as_deref() } else { None };
+        let ok = hasher(used)?
             .verify_password(password.as_bytes(), &parsed)
             .is_ok();
         let current = parsed.algorithm.as_str() == "argon2id"
+            && with_pepper == pepper.is_some()
             && Params::try_from(&parsed).is_ok_and(|p| {
                 p.m_cost() == M_COST && p.t_cost() == T_COST && p.p_cost() == P_COST
             });
@@ -174,8 +204,22 @@ mod tests {
         // With a pepper, only with the pepper.
         let pepper: Arc<[u8]> = Arc::from(&b"a pepper of sixteen+"[..]);
         let hp = hash("correct horse", Some(pepper.clone())).await.unwrap();
-        assert!(verify("correct horse", &hp, Some(pepper)).await.unwrap().ok);
-        assert!(!verify("correct horse", &hp, None).await.unwrap().ok);
+        assert!(
+            hp.starts_with("$argon2id$v=19$m=19456,t=2,p=1,keyid=cGVwcGVy$"),
+            "{hp}"
+        );
+        let v = verify("correct horse", &hp, Some(pepper.clone()))
+            .await
+            .unwrap();
+        assert!(v.ok && !v.rehash);
+        let other: Arc<[u8]> = Arc::from(&b"another pepper of 16"[..]);
+        assert!(!verify("correct horse", &hp, Some(other)).await.unwrap().ok);
+        // Without it: an error, never a plain "wrong password".
+        let err = verify("correct horse", &hp, None).await.unwrap_err();
+        assert!(err.to_string().contains("PASSWORD_PEPPER"), "{err}");
+        // A hash from before the pepper verifies and asks for a rehash.
+        let v = verify("correct horse", &h, Some(pepper)).await.unwrap();
+        assert!(v.ok && v.rehash);
         // A hash with weaker parameters verifies and asks for a rehash.
         let salt = SaltString::generate(&mut rand::rngs::OsRng);
         let weak = Argon2::new(

@@ -49,6 +49,33 @@ impl Passwords {
     }
 }
 
+/// Checks, before serving, that the accounts' password hashes can be
+/// verified: an error naming `PASSWORD_PEPPER` when some were made with a
+/// pepper and none is set (every one of those users would be refused at
+/// login). Call it after the migrations, at every start; once a pepper
+/// is in use it is required, in production as elsewhere.
+///
+/// Setting a pepper later needs no step: hashes made without one still
+/// verify and are rehashed with it at each user's next login.
+pub async fn check_pepper(pool: &Pool, passwords: &Passwords) -> Result<(), AuthError> {
+    if passwords.pepper.is_some() {
+        return Ok(());
+    }
+    // `keyid=cGVwcGVy`: the base64 of `password::PEPPER_KEYID`.
+    let sql = "SELECT COUNT(*) FROM tern_users WHERE password_hash LIKE '%,keyid=cGVwcGVy$%'";
+    let peppered: i64 = with_pool!(pool, p => {
+        tern_data::sqlx::query_scalar(sql).fetch_one(p).await?
+    });
+    if peppered > 0 {
+        return Err(AuthError::Internal(format!(
+            "PASSWORD_PEPPER is not set, but {peppered} account(s) have passwords hashed \
+             with a pepper: none of them could log in. Set PASSWORD_PEPPER to the pepper \
+             they were hashed with"
+        )));
+    }
+    Ok(())
+}
+
 /// Creates a user with `password` (its rules checked, hashed with
 /// Argon2id); `409` when the name is taken.
 pub async fn create_user(

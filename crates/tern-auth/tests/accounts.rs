@@ -492,6 +492,79 @@ async fn passwords_sessions_expiry_staff_and_rehash() {
     );
 }
 
+/// `PASSWORD_PEPPER`: new hashes use it, older ones gain it at login,
+/// and once in use it is required.
+#[tokio::test]
+async fn a_pepper_is_used_gained_at_login_and_then_required() {
+    let Some(url) = fresh(Backend::Sqlite).await else {
+        return;
+    };
+    let pepper = "a pepper of at least sixteen bytes";
+    let plain = Server::start(&url, &[]).await;
+    // Made before the pepper was set.
+    plain.user("old", "correct horse battery", false).await;
+    let peppered = Server::start(&url, &[("PASSWORD_PEPPER", pepper)]).await;
+    let passwords = peppered.service.settings::<Passwords>().unwrap();
+    create_user(
+        &peppered.pool(),
+        &passwords,
+        "new",
+        "another long one",
+        false,
+    )
+    .await
+    .unwrap();
+    let hash_of = |name: &'static str| {
+        let pool = peppered.pool();
+        async move {
+            let sql = "SELECT password_hash FROM tern_users WHERE username = $1";
+            let hash: String = with_pool!(&pool, p => {
+                sqlx::query_scalar(sql).bind(name).fetch_one(p).await.unwrap()
+            });
+            hash
+        }
+    };
+    assert!(hash_of("new").await.contains(",keyid=cGVwcGVy$"));
+    assert!(!hash_of("old").await.contains("keyid"));
+    tern_auth::check_pepper(&plain.pool(), &Passwords::default())
+        .await
+        .unwrap_err();
+
+    assert_eq!(peppered.login("new", "another long one").await.status, 200);
+    // The older hash verifies without it, and is rehashed with it.
+    assert_eq!(
+        peppered.login("old", "correct horse battery").await.status,
+        200
+    );
+    assert!(hash_of("old").await.contains(",keyid=cGVwcGVy$"));
+    assert_eq!(
+        peppered.login("old", "wrong horse battery").await.status,
+        401
+    );
+
+    // Without the pepper: the start check names it; a login is an error
+    // (500, the reason logged), never a plain wrong password.
+    let err = tern_auth::check_pepper(&plain.pool(), &Passwords::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("PASSWORD_PEPPER") && err.contains("2 account"),
+        "{err}"
+    );
+    assert!(!err.contains(pepper));
+    let refused = plain.login("new", "another long one").await;
+    assert_eq!(refused.status, 500, "{}", refused.body);
+    assert!(
+        !refused.body.contains("PASSWORD_PEPPER"),
+        "{}",
+        refused.body
+    );
+    tern_auth::check_pepper(&peppered.pool(), &passwords)
+        .await
+        .unwrap();
+}
+
 #[test]
 fn the_default_throttle_is_ten_failures_a_minute() {
     let config = Config::from_settings([("DATABASE_URL", "sqlite::memory:")]).unwrap();

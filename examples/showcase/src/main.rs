@@ -177,8 +177,9 @@ async fn setup(
     let db: tern_data::Database = tern::settings::load("database", config)?;
     db.migrate(&MIGRATIONS).await?;
     db.migrate(&tern_auth::MIGRATIONS).await?;
+    let passwords: tern_auth::Passwords = tern::settings::load("password", config)?;
+    tern_auth::check_pepper(db.pool(), &passwords).await?;
     if !config.is_production() {
-        let passwords = tern_auth::Passwords::default();
         let made = tern_auth::create_user(
             db.pool(),
             &passwords,

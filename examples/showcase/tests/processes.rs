@@ -2,7 +2,8 @@
 //! the other when they share the replay store (Redis,
 //! `COSE_REPLAY_STORE`); each process alone sees only its own messages.
 //! Behind nginx (round robin, `X-Forwarded-For` trusted), on one
-//! PostgreSQL and one Redis, a login on one is a login on the other,
+//! PostgreSQL and one Redis (sessions in the database, then with
+//! `AUTH_STORE=redis` in Redis), a login on one is a login on the other,
 //! logout on one ends it on both, and the login throttle and the rate
 //! limit count across both. Needs the `redis` feature, `REDIS_URL`,
 //! `POSTGRES_URL` and nginx, as `.ci/run` runs it:
@@ -236,12 +237,34 @@ impl Drop for Nginx {
     }
 }
 
+/// Sessions and the throttle's counts in the database (the default) and
+/// then in Redis (`AUTH_STORE=redis`); the rate limit in Redis. One after
+/// the other: both count the same address in the rate limit.
 #[test]
 fn two_processes_behind_nginx_share_sessions_the_throttle_and_the_rate_limit() {
     let (Ok(redis), Ok(_)) = (std::env::var("REDIS_URL"), std::env::var("POSTGRES_URL")) else {
         println!("skipped: REDIS_URL or POSTGRES_URL is not set (.ci/run sets both)");
         return;
     };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let prefix = format!("tern-processes-{}-{nanos}", std::process::id());
+    if !share_state(&redis, &[]) {
+        return;
+    }
+    let in_redis = [
+        ("AUTH_STORE", "redis"),
+        ("AUTH_REDIS_URL", redis.as_str()),
+        ("AUTH_REDIS_PREFIX", prefix.as_str()),
+    ];
+    share_state(&redis, &in_redis);
+}
+
+/// The checks, with `store` added to the processes' settings; false when
+/// nginx is missing.
+fn share_state(redis: &str, store: &[(&str, &str)]) -> bool {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -249,29 +272,30 @@ fn two_processes_behind_nginx_share_sessions_the_throttle_and_the_rate_limit() {
     let database = rt
         .block_on(tern_data::testing::fresh(tern_data::Backend::Postgres))
         .unwrap();
-    let shared = [
+    let mut shared = vec![
         ("DATABASE_URL", database.as_str()),
         (
             "SECRET_KEY",
             "a-shared-secret-key-for-both-showcase-processes",
         ),
-        ("SHOWCASE_REDIS_URL", redis.as_str()),
+        ("SHOWCASE_REDIS_URL", redis),
         ("SHOWCASE_RATE_LIMIT", "60"),
         ("SHOWCASE_ADMIN_PASSWORD", "two processes, one login"),
         ("AUTH_LOGIN_FAILURES", "3"),
         ("TRUSTED_PROXY_HEADER", "X-Forwarded-For"),
         ("TRUSTED_PROXIES", "127.0.0.1"),
     ];
+    shared.extend_from_slice(store);
     // A run less than a minute ago left its counts in Redis.
     let _ = Command::new("redis-cli")
-        .args(["-u", &redis, "DEL", "tern:rate:showcase:ip:127.0.0.1"])
+        .args(["-u", redis, "DEL", "tern:rate:showcase:ip:127.0.0.1"])
         .stdout(Stdio::null())
         .status();
     let a = Showcase::start(&shared);
     let b = Showcase::start(&shared);
     let Some(proxy) = Nginx::start(&[a.port, b.port]) else {
         println!("skipped: nginx is not installed (.ci/run installs it)");
-        return;
+        return false;
     };
     let login = |password: &str, forged: &str| {
         let body = format!(r#"{{"username": "admin", "password": "{password}"}}"#);
@@ -296,6 +320,15 @@ fn two_processes_behind_nginx_share_sessions_the_throttle_and_the_rate_limit() {
     for port in [a.port, b.port, proxy.port, proxy.port] {
         let (status, _, body) = exchange(port, "GET", "/auth/session", &[("Cookie", &cookie)], "");
         assert_eq!(status, 200, "port {port}: {body}");
+    }
+    // With `AUTH_STORE=redis` the session is in Redis, under the prefix.
+    if let Some((_, prefix)) = store.iter().find(|(k, _)| *k == "AUTH_REDIS_PREFIX") {
+        let keys = Command::new("redis-cli")
+            .args(["-u", redis, "--scan", "--pattern", &format!("{prefix}*")])
+            .output()
+            .unwrap();
+        let keys = String::from_utf8_lossy(&keys.stdout);
+        assert!(keys.contains("session"), "no session in Redis: {keys}");
     }
     // Logout on one ends it on both.
     let (status, _, _) = exchange(
@@ -361,4 +394,5 @@ fn two_processes_behind_nginx_share_sessions_the_throttle_and_the_rate_limit() {
         status == 429 || header(&head, "ratelimit-remaining") == Some("0"),
         "{status}: {head}"
     );
+    true
 }

@@ -160,3 +160,44 @@ fn per_core_runtime_serves_and_stops_on_sigterm() {
         "localhost",
     );
 }
+
+/// Once passwords are hashed with `PASSWORD_PEPPER`, a start without it
+/// is refused, naming the setting (every such account would be locked
+/// out otherwise).
+#[test]
+fn a_pepper_in_use_is_required_at_start() {
+    let dir = std::env::temp_dir().join(format!("tern-pepper-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}/app.db", dir.display());
+    let pepper = "a pepper of at least sixteen bytes";
+    // Development: the `admin` account is made, hashed with the pepper.
+    serve_and_stop(
+        &[("DATABASE_URL", &url), ("PASSWORD_PEPPER", pepper)],
+        "localhost",
+    );
+    for envs in [
+        vec![("DATABASE_URL", url.as_str())],
+        vec![
+            ("DATABASE_URL", url.as_str()),
+            ("TERN_ENV", "production"),
+            ("SECRET_KEY", STRONG),
+            ("ALLOWED_HOSTS", "localhost"),
+        ],
+    ] {
+        let stderr = run_expecting_failure(&envs);
+        assert!(stderr.contains("PASSWORD_PEPPER"), "{envs:?}: {stderr}");
+    }
+    // With it, the same database serves.
+    serve_and_stop(
+        &[
+            ("DATABASE_URL", &url),
+            ("PASSWORD_PEPPER", pepper),
+            ("TERN_ENV", "production"),
+            ("SECRET_KEY", STRONG),
+            ("ALLOWED_HOSTS", "localhost"),
+        ],
+        "localhost",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
