@@ -61,6 +61,32 @@ impl TestClient {
         self
     }
 
+    /// One in-memory HTTP/1.1 connection to the app, served as a socket's
+    /// would be but without one: write requests, read answers, and keep
+    /// the stream after a `101 Switching Protocols` (a WebSocket client
+    /// runs its handshake over it). Needs a Tokio runtime.
+    pub fn connect(&self) -> tokio::io::DuplexStream {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let app = self.app.clone();
+        let peer = self.peer;
+        let max_body = app.config().limits.max_body_bytes;
+        let service =
+            hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                let req = req.map(|body| Body::from_incoming(body, max_body));
+                let answer = app.call(req, Some(peer));
+                async move { Ok::<_, std::convert::Infallible>(answer.await) }
+            });
+        tokio::spawn(async move {
+            let conn = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(server), service)
+                .with_upgrades();
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "in-memory test connection");
+            }
+        });
+        client
+    }
+
     /// A request of any method.
     pub fn request(&self, method: Method, uri: &str) -> TestRequest {
         TestRequest {

@@ -62,6 +62,21 @@ pub fn on(req: &mut Request) -> OnUpgrade {
     }
 }
 
+/// [`on`] for an extractor, which sees the request's head: `None` when the
+/// connection cannot be upgraded (HTTP/2, or a request made in process by
+/// [`TestClient::send`](crate::test::TestRequest::send); use
+/// [`TestClient::connect`](crate::test::TestClient::connect) there).
+pub fn on_parts(parts: &mut http::request::Parts) -> Option<OnUpgrade> {
+    let inner = parts.extensions.remove::<hyper::upgrade::OnUpgrade>()?;
+    let timeouts = crate::context::with(&parts.extensions, |c| c.shared.config.timeouts.clone())
+        .unwrap_or_default();
+    Some(OnUpgrade {
+        inner,
+        idle: timeouts.keep_alive,
+        write: timeouts.write,
+    })
+}
+
 /// A future for an upgraded connection; see [`on`].
 pub struct OnUpgrade {
     inner: hyper::upgrade::OnUpgrade,
