@@ -38,11 +38,17 @@
 //! - **Tests**: [`testing::WebSocketClient`] opens sockets on
 //!   `tern::test::TestClient` without a port.
 
+mod bus;
+pub mod channels;
+pub mod hub;
 mod settings;
 mod socket;
+pub mod sse;
 pub mod testing;
 mod upgrade;
 
-pub use settings::WebSockets;
+pub use channels::Channels;
+pub use hub::{Connection, Delivery, Hub, Member};
+pub use settings::{Realtime, SlowConsumer, WebSockets};
 pub use socket::{close_code, Error, ErrorKind, Message, Text, WebSocket};
 pub use upgrade::WebSocketUpgrade;

@@ -123,3 +123,203 @@ mod tests {
         assert!(any.origin_allowed("https://anywhere.example", "example.com"));
     }
 }
+
+/// Topics, presence and fan-out: settings under the prefix `realtime`
+/// (load them with `App::settings::<Realtime>("realtime")`; handlers reach
+/// the [`Hub`](crate::Hub) through them).
+///
+/// | variable | default |
+/// |---|---|
+/// | `REALTIME_BACKEND` | `memory`: one process; `redis` or `nats` carry messages and presence between processes |
+/// | `REALTIME_URL` | the Redis (`redis://`) or NATS (`nats://`) server of those backends |
+/// | `REALTIME_CHANNEL` | `tern`: the Redis channel or NATS subject the processes share (one per app) |
+/// | `REALTIME_SEND_QUEUE` | `256` messages waiting for one slow client at most ... |
+/// | `REALTIME_SLOW_CONSUMER` | ... then `close` it (`1008`; an SSE stream ends), or `drop` the messages it cannot take |
+/// | `REALTIME_REPLAY` | `100` messages per topic kept for SSE clients that resume with `Last-Event-ID` |
+/// | `REALTIME_KEEP_ALIVE` | `15s`: an SSE comment this often keeps proxies from closing a quiet stream |
+/// | `REALTIME_PRESENCE_INTERVAL` | `10s`: each process re-announces who it holds; a process silent for 3 intervals is gone |
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, try_from = "RawRealtime")]
+pub struct Realtime {
+    pub(crate) backend: Backend,
+    pub(crate) channel: String,
+    pub(crate) send_queue: usize,
+    pub(crate) slow_consumer: SlowConsumer,
+    pub(crate) replay: usize,
+    pub(crate) keep_alive: Duration,
+    pub(crate) presence_interval: Duration,
+    pub(crate) hub: std::sync::OnceLock<crate::Hub>,
+}
+
+/// Where messages between processes go (the URL may hold a password:
+/// never printed).
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) enum Backend {
+    Memory,
+    #[cfg(feature = "redis")]
+    Redis(String),
+    #[cfg(feature = "nats")]
+    Nats(String),
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Backend::Memory => "memory",
+            #[cfg(feature = "redis")]
+            Backend::Redis(_) => "redis",
+            #[cfg(feature = "nats")]
+            Backend::Nats(_) => "nats",
+        })
+    }
+}
+
+/// What happens to a client whose queue is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlowConsumer {
+    /// Close it (`1008`, policy violation; an SSE stream ends): it can
+    /// reconnect and resume.
+    Close,
+    /// Drop the messages it cannot take (counted and logged).
+    Drop,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRealtime {
+    #[serde(default)]
+    backend: Option<String>,
+    #[serde(default)]
+    url: Option<tern::settings::Secret>,
+    #[serde(default = "channel")]
+    channel: String,
+    #[serde(default = "send_queue")]
+    send_queue: usize,
+    #[serde(default)]
+    slow_consumer: Option<String>,
+    #[serde(default = "replay")]
+    replay: usize,
+    #[serde(default = "keep_alive", deserialize_with = "tern::settings::duration")]
+    keep_alive: Duration,
+    #[serde(default = "presence", deserialize_with = "tern::settings::duration")]
+    presence_interval: Duration,
+}
+
+fn channel() -> String {
+    "tern".to_owned()
+}
+fn send_queue() -> usize {
+    256
+}
+fn replay() -> usize {
+    100
+}
+fn keep_alive() -> Duration {
+    Duration::from_secs(15)
+}
+fn presence() -> Duration {
+    Duration::from_secs(10)
+}
+
+impl TryFrom<RawRealtime> for Realtime {
+    type Error = String;
+
+    fn try_from(raw: RawRealtime) -> Result<Self, String> {
+        let url = raw.url.map(|u| u.expose().to_owned());
+        let backend = match (raw.backend.as_deref().unwrap_or("memory"), url) {
+            ("memory", None) => Backend::Memory,
+            ("memory", Some(_)) => {
+                return Err(
+                    "REALTIME_URL is set but REALTIME_BACKEND is `memory` (the default): \
+                            set REALTIME_BACKEND to `redis` or `nats`"
+                        .to_owned(),
+                )
+            }
+            ("redis" | "nats", None) => {
+                return Err("REALTIME_BACKEND needs REALTIME_URL (the server's address)".to_owned())
+            }
+            #[cfg(feature = "redis")]
+            ("redis", Some(url)) => {
+                if !url.starts_with("redis://") && !url.starts_with("rediss://") {
+                    return Err(
+                        "REALTIME_URL: a Redis URL starts with redis:// or rediss://".to_owned(),
+                    );
+                }
+                Backend::Redis(url)
+            }
+            #[cfg(feature = "nats")]
+            ("nats", Some(url)) => {
+                if !url.starts_with("nats://") && !url.starts_with("tls://") {
+                    return Err("REALTIME_URL: a NATS URL starts with nats:// or tls://".to_owned());
+                }
+                Backend::Nats(url)
+            }
+            #[allow(unreachable_patterns)]
+            ("redis" | "nats", Some(_)) => {
+                return Err(
+                    "REALTIME_BACKEND: tern-realtime was built without this backend's \
+                            feature (`redis` or `nats`)"
+                        .to_owned(),
+                )
+            }
+            (other, _) => {
+                return Err(format!(
+                    "REALTIME_BACKEND is `{other}`: it is `memory` (the default), `redis` or `nats`"
+                ))
+            }
+        };
+        let slow_consumer = match raw.slow_consumer.as_deref().unwrap_or("close") {
+            "close" => SlowConsumer::Close,
+            "drop" => SlowConsumer::Drop,
+            other => {
+                return Err(format!(
+                    "REALTIME_SLOW_CONSUMER is `{other}`: it is `close` (the default) or `drop`"
+                ))
+            }
+        };
+        if raw.send_queue == 0 {
+            return Err("REALTIME_SEND_QUEUE is at least 1".to_owned());
+        }
+        if raw.channel.is_empty()
+            || raw
+                .channel
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err("REALTIME_CHANNEL is a name without spaces".to_owned());
+        }
+        Ok(Realtime {
+            backend,
+            channel: raw.channel,
+            send_queue: raw.send_queue,
+            slow_consumer,
+            replay: raw.replay,
+            keep_alive: raw.keep_alive,
+            presence_interval: raw.presence_interval.max(Duration::from_millis(50)),
+            hub: std::sync::OnceLock::new(),
+        })
+    }
+}
+
+impl Default for Realtime {
+    fn default() -> Self {
+        Realtime {
+            backend: Backend::Memory,
+            channel: channel(),
+            send_queue: send_queue(),
+            slow_consumer: SlowConsumer::Close,
+            replay: replay(),
+            keep_alive: keep_alive(),
+            presence_interval: presence(),
+            hub: std::sync::OnceLock::new(),
+        }
+    }
+}
+
+impl Realtime {
+    /// The hub: topics, presence, fan-out. Made on first use (inside the
+    /// server's runtime: its backend connects from there).
+    pub fn hub(&self) -> &crate::Hub {
+        self.hub.get_or_init(|| crate::Hub::new(self))
+    }
+}

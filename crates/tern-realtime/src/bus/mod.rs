@@ -1,0 +1,252 @@
+//! The bus between processes: what the hubs tell each other, and the
+//! backends that carry it (Redis pub/sub, NATS).
+//!
+//! Every process publishes to one channel (`REALTIME_CHANNEL`) and reads
+//! all of it. A message is a few header lines and a body:
+//! `kind \n process \n number \n topic \n body`. Each process numbers its
+//! messages, so a receiver that sees a gap knows how many it lost (while
+//! its connection was down) and says so in the log.
+
+use std::sync::Weak;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio::sync::mpsc;
+
+use crate::{
+    hub::{Inner, Member},
+    settings::Backend,
+};
+
+#[cfg(feature = "nats")]
+mod nats;
+#[cfg(feature = "redis")]
+mod redis;
+
+/// Messages waiting for the backend at most; more are counted unsent.
+const QUEUE: usize = 4096;
+
+/// What one hub tells the others.
+pub(crate) enum Wire<'a> {
+    /// A message for a topic's subscribers.
+    Deliver {
+        topic: &'a str,
+        event: &'a str,
+        id: &'a str,
+        json: &'a str,
+    },
+    /// A member arrived in a topic in this process.
+    Join { topic: &'a str, member: &'a Member },
+    /// A member's last connection in this process left a topic.
+    Leave { topic: &'a str, id: &'a str },
+    /// Everyone this process holds in a topic (periodically, and when
+    /// asked).
+    State {
+        topic: &'a str,
+        members: &'a [Member],
+    },
+    /// "Who do you hold in this topic?"
+    Sync { topic: &'a str },
+}
+
+/// A decoded [`Wire`].
+pub(crate) enum Incoming<'a> {
+    Deliver {
+        topic: &'a str,
+        event: &'a str,
+        id: &'a str,
+        json: &'a str,
+    },
+    Join {
+        topic: &'a str,
+        member: Member,
+    },
+    Leave {
+        topic: &'a str,
+        id: &'a str,
+    },
+    State {
+        topic: &'a str,
+        members: Vec<Member>,
+    },
+    Sync {
+        topic: &'a str,
+    },
+}
+
+impl Wire<'_> {
+    pub(crate) fn encode(&self, node: &str, seq: u64) -> Bytes {
+        let (kind, topic) = match self {
+            Wire::Deliver { topic, .. } => (b'd', topic),
+            Wire::Join { topic, .. } => (b'j', topic),
+            Wire::Leave { topic, .. } => (b'l', topic),
+            Wire::State { topic, .. } => (b's', topic),
+            Wire::Sync { topic } => (b'q', topic),
+        };
+        let mut out = BytesMut::with_capacity(64 + topic.len());
+        out.put_u8(kind);
+        out.put_u8(b'\n');
+        out.put_slice(node.as_bytes());
+        out.put_u8(b'\n');
+        out.put_slice(seq.to_string().as_bytes());
+        out.put_u8(b'\n');
+        out.put_slice(topic.as_bytes());
+        out.put_u8(b'\n');
+        match self {
+            Wire::Deliver {
+                event, id, json, ..
+            } => {
+                out.put_slice(event.as_bytes());
+                out.put_u8(b'\n');
+                out.put_slice(id.as_bytes());
+                out.put_u8(b'\n');
+                out.put_slice(json.as_bytes());
+            }
+            Wire::Join { member, .. } => {
+                out.put_slice(serde_json::to_string(member).unwrap_or_default().as_bytes());
+            }
+            Wire::Leave { id, .. } => out.put_slice(id.as_bytes()),
+            Wire::State { members, .. } => {
+                out.put_slice(
+                    serde_json::to_string(members)
+                        .unwrap_or_default()
+                        .as_bytes(),
+                );
+            }
+            Wire::Sync { .. } => {}
+        }
+        out.freeze()
+    }
+}
+
+impl<'a> Incoming<'a> {
+    /// The sending process, its number for the message, the message.
+    pub(crate) fn decode(bytes: &'a [u8]) -> Option<(&'a str, u64, Incoming<'a>)> {
+        let text = std::str::from_utf8(bytes).ok()?;
+        let mut parts = text.splitn(5, '\n');
+        let kind = parts.next()?;
+        let node = parts.next()?;
+        let seq: u64 = parts.next()?.parse().ok()?;
+        let topic = parts.next()?;
+        let body = parts.next().unwrap_or("");
+        let message = match kind {
+            "d" => {
+                let mut rest = body.splitn(3, '\n');
+                Incoming::Deliver {
+                    topic,
+                    event: rest.next()?,
+                    id: rest.next()?,
+                    json: rest.next()?,
+                }
+            }
+            "j" => Incoming::Join {
+                topic,
+                member: serde_json::from_str(body).ok()?,
+            },
+            "l" => Incoming::Leave { topic, id: body },
+            "s" => Incoming::State {
+                topic,
+                members: serde_json::from_str(body).ok()?,
+            },
+            "q" => Incoming::Sync { topic },
+            _ => return None,
+        };
+        Some((node, seq, message))
+    }
+}
+
+/// The hub's side of its backend: a bounded queue to the task that
+/// publishes.
+pub(crate) struct BusHandle {
+    tx: mpsc::Sender<Bytes>,
+}
+
+impl BusHandle {
+    /// Queues `bytes` for the other processes; false when the queue is
+    /// full (the backend is away or slow).
+    pub(crate) fn send(&self, bytes: Bytes) -> bool {
+        self.tx.try_send(bytes).is_ok()
+    }
+}
+
+/// Starts the backend's task, if the hub has one.
+pub(crate) fn spawn(
+    backend: &Backend,
+    channel: &str,
+    node: &str,
+    hub: Weak<Inner>,
+) -> Option<BusHandle> {
+    let _ = (channel, node, &hub);
+    match backend {
+        Backend::Memory => None,
+        #[cfg(feature = "redis")]
+        Backend::Redis(url) => {
+            let (tx, rx) = mpsc::channel(QUEUE);
+            tokio::spawn(redis::run(url.clone(), channel.to_owned(), rx, hub));
+            Some(BusHandle { tx })
+        }
+        #[cfg(feature = "nats")]
+        Backend::Nats(url) => {
+            let (tx, rx) = mpsc::channel(QUEUE);
+            tokio::spawn(nats::run(url.clone(), channel.to_owned(), rx, hub));
+            Some(BusHandle { tx })
+        }
+    }
+}
+
+/// The hub behind `weak`, while it exists.
+#[cfg(any(feature = "redis", feature = "nats"))]
+fn hub(weak: &Weak<Inner>) -> Option<crate::Hub> {
+    weak.upgrade().map(|inner| crate::Hub { inner })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip() {
+        let member = Member::new("7", "ada");
+        let members = [member.clone(), Member::new("8", "bob\nnewline")];
+        for wire in [
+            Wire::Deliver {
+                topic: "room:1",
+                event: "message",
+                id: "abc.1",
+                json: "{\"a\":\"x\\ny\"}",
+            },
+            Wire::Join {
+                topic: "room:1",
+                member: &member,
+            },
+            Wire::Leave {
+                topic: "room:1",
+                id: "7",
+            },
+            Wire::State {
+                topic: "room:1",
+                members: &members,
+            },
+            Wire::Sync { topic: "room:1" },
+        ] {
+            let bytes = wire.encode("node", 42);
+            let (node, seq, back) = Incoming::decode(&bytes).unwrap();
+            assert_eq!((node, seq), ("node", 42));
+            match (wire, back) {
+                (Wire::Deliver { json, id, .. }, Incoming::Deliver { json: j, id: i, .. }) => {
+                    assert_eq!((json, id), (j, i))
+                }
+                (Wire::Join { .. }, Incoming::Join { member: m, .. }) => assert_eq!(m, member),
+                (Wire::Leave { .. }, Incoming::Leave { id, .. }) => assert_eq!(id, "7"),
+                (Wire::State { .. }, Incoming::State { members: m, .. }) => {
+                    assert_eq!(m, members)
+                }
+                (Wire::Sync { .. }, Incoming::Sync { topic }) => assert_eq!(topic, "room:1"),
+                _ => panic!("a different message came back"),
+            }
+        }
+        assert!(Incoming::decode(b"x\nnode\n1\nt\n").is_none());
+        assert!(Incoming::decode(b"d\nnode\nnot a number\nt\n").is_none());
+        assert!(Incoming::decode(b"\xff").is_none());
+    }
+}

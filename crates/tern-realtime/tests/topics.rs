@@ -1,0 +1,519 @@
+//! Topics over real sockets, in one process: the channel protocol
+//! (join, publish, presence with two tabs counted once, authorization,
+//! bad commands), slow consumers under both policies, SSE (framing,
+//! resume with Last-Event-ID, keep-alive, the drain), and one
+//! serialization per message.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use std::{net::SocketAddr, time::Duration};
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tern::{
+    extract::{Query, Settings},
+    routing::get,
+    App, Config, Response,
+};
+use tern_realtime::{
+    channels::Access, sse::EventStream, Channels, Hub, Member, Realtime, WebSocketUpgrade,
+};
+use tokio::{
+    io::{AsyncBufReadExt, AsyncWriteExt, BufReader},
+    net::{TcpListener, TcpStream},
+    sync::oneshot,
+};
+use tokio_tungstenite::{tungstenite, MaybeTlsStream, WebSocketStream};
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+#[derive(serde::Deserialize)]
+struct Who {
+    user: Option<String>,
+}
+
+/// `?user=ada` makes the connection the member `ada`; none is anonymous.
+/// Topics under `staff:` only for `root`.
+async fn socket(
+    ws: WebSocketUpgrade,
+    Query(who): Query<Who>,
+    Settings(realtime): Settings<Realtime>,
+) -> Response {
+    let channels = Channels::new(realtime.hub()).authorize(|member, topic, access| {
+        match (member, topic.strip_prefix("staff:")) {
+            (Some(m), Some(_)) => m.id == "root",
+            (Some(_), None) => true,
+            (None, _) => access == Access::Join && topic.starts_with("public:"),
+        }
+    });
+    let member = who.user.map(|u| Member::new(u.clone(), u));
+    ws.on_upgrade(move |socket| async move { channels.serve(socket, member).await })
+}
+
+async fn events(events: EventStream, Settings(realtime): Settings<Realtime>) -> Response {
+    events.follow(realtime.hub(), &["news"], None)
+}
+
+struct Server {
+    addr: SocketAddr,
+    hub: Hub,
+    stop: Option<oneshot::Sender<()>>,
+    done: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+async fn start(settings: &[(&str, &str)]) -> Server {
+    let config = Config::from_settings(settings.iter().copied()).unwrap();
+    let service = App::new()
+        .settings::<Realtime>("realtime")
+        .route("/socket", get(socket))
+        .route("/news", get(events))
+        .build_with(config)
+        .unwrap();
+    let hub = service.settings::<Realtime>().unwrap().hub().clone();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    let done = tokio::spawn(
+        tern::Server::new(service).serve_with_shutdown(listener, async move {
+            let _ = rx.await;
+        }),
+    );
+    Server {
+        addr,
+        hub,
+        stop: Some(tx),
+        done,
+    }
+}
+
+async fn connect(addr: SocketAddr, user: Option<&str>) -> Ws {
+    let query = user.map(|u| format!("?user={u}")).unwrap_or_default();
+    tokio_tungstenite::connect_async(format!("ws://{addr}/socket{query}"))
+        .await
+        .unwrap()
+        .0
+}
+
+async fn send(ws: &mut Ws, command: Value) {
+    ws.send(tungstenite::Message::text(command.to_string()))
+        .await
+        .unwrap();
+}
+
+/// The next JSON text message (pings skipped), within 5 s.
+async fn next(ws: &mut Ws) -> Value {
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .expect("nothing arrived")
+            .unwrap()
+            .unwrap();
+        if let tungstenite::Message::Text(t) = frame {
+            return serde_json::from_str(t.as_str()).unwrap();
+        }
+    }
+}
+
+/// Nothing arrives within `ms`.
+async fn quiet(ws: &mut Ws, ms: u64) {
+    if let Ok(Some(Ok(frame))) = tokio::time::timeout(Duration::from_millis(ms), ws.next()).await {
+        panic!("unexpected: {frame:?}");
+    }
+}
+
+async fn join(ws: &mut Ws, topic: &str) -> Value {
+    send(ws, json!({"op": "join", "topic": topic})).await;
+    next(ws).await
+}
+
+fn names(presence: &Value) -> Vec<&str> {
+    presence
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn join_publish_and_presence_with_two_tabs_counted_once() {
+    let server = start(&[]).await;
+    let mut ada = connect(server.addr, Some("ada")).await;
+    let joined = join(&mut ada, "room:1").await;
+    assert_eq!(joined["op"], "joined");
+    assert_eq!(names(&joined["presence"]), ["ada"]);
+
+    let mut bob = connect(server.addr, Some("bob")).await;
+    let joined = join(&mut bob, "room:1").await;
+    assert_eq!(names(&joined["presence"]), ["ada", "bob"]);
+    let arrived = next(&mut ada).await;
+    assert_eq!(arrived["event"], "presence.join");
+    assert_eq!(arrived["data"]["name"], "bob");
+
+    // Ada's second tab: no second arrival.
+    let mut ada2 = connect(server.addr, Some("ada")).await;
+    let joined = join(&mut ada2, "room:1").await;
+    assert_eq!(names(&joined["presence"]), ["ada", "bob"]);
+    quiet(&mut bob, 200).await;
+
+    // A message reaches everyone, sent by the server as from ada, with
+    // an id; a `from` in the client's data changes nothing.
+    send(
+        &mut ada,
+        json!({"op": "publish", "topic": "room:1", "event": "message",
+               "data": {"text": "hi", "from": "mallory"}}),
+    )
+    .await;
+    for ws in [&mut ada, &mut bob, &mut ada2] {
+        let m = next(ws).await;
+        assert_eq!(m["topic"], "room:1");
+        assert_eq!(m["event"], "message");
+        assert_eq!(m["from"]["name"], "ada");
+        assert_eq!(m["data"]["text"], "hi");
+        assert!(m["id"].as_str().unwrap().contains('.'));
+    }
+
+    // One of ada's tabs closes: she is still here. Both: she left.
+    ada2.close(None).await.unwrap();
+    quiet(&mut bob, 300).await;
+    ada.close(None).await.unwrap();
+    let left = next(&mut bob).await;
+    assert_eq!(left["event"], "presence.leave");
+    assert_eq!(left["data"]["name"], "ada");
+    assert_eq!(names(&json!(server.hub.presence("room:1"))), ["bob"]);
+
+    // Leave answers, and ends the messages.
+    send(&mut bob, json!({"op": "leave", "topic": "room:1"})).await;
+    assert_eq!(next(&mut bob).await["op"], "left");
+    server.hub.publish("room:1", "message", "after").unwrap();
+    quiet(&mut bob, 200).await;
+}
+
+#[tokio::test]
+async fn authorization_and_bad_commands_get_errors_not_closes() {
+    let server = start(&[]).await;
+    let mut anon = connect(server.addr, None).await;
+    let mut ada = connect(server.addr, Some("ada")).await;
+    let mut root = connect(server.addr, Some("root")).await;
+
+    assert_eq!(join(&mut anon, "room:1").await["op"], "error");
+    assert_eq!(join(&mut anon, "public:lobby").await["op"], "joined");
+    send(
+        &mut anon,
+        json!({"op": "publish", "topic": "public:lobby", "event": "m"}),
+    )
+    .await;
+    assert_eq!(
+        next(&mut anon).await["error"],
+        "not allowed to publish to this topic"
+    );
+    assert_eq!(join(&mut ada, "staff:ops").await["op"], "error");
+    assert_eq!(join(&mut root, "staff:ops").await["op"], "joined");
+
+    let long = "x".repeat(201);
+    for (command, says) in [
+        (json!("not an object"), "not a command"),
+        (json!({"op": "dance", "topic": "t"}), "not a command"),
+        (json!({"op": "join"}), "not a command"),
+        (json!({"op": "join", "topic": long}), "1 to 200 bytes"),
+        (
+            json!({"op": "join", "topic": "a\u{7}b"}),
+            "control characters",
+        ),
+        (
+            json!({"op": "publish", "topic": "room:1", "event": "presence.join", "data": {}}),
+            "the server's",
+        ),
+        (
+            json!({"op": "join", "topic": "t", "extra": 1}),
+            "not a command",
+        ),
+    ] {
+        send(&mut ada, command.clone()).await;
+        let answer = next(&mut ada).await;
+        assert_eq!(answer["op"], "error", "{command}");
+        assert!(
+            answer["error"].as_str().unwrap().contains(says),
+            "{command}: {answer}"
+        );
+    }
+    ada.send(tungstenite::Message::binary(vec![1u8, 2]))
+        .await
+        .unwrap();
+    assert!(next(&mut ada).await["error"]
+        .as_str()
+        .unwrap()
+        .contains("JSON text"));
+    let mut junk = String::from("{\"op\":\"join\",\"topic\":");
+    junk.push_str(&"[".repeat(10_000));
+    ada.send(tungstenite::Message::text(junk)).await.unwrap();
+    assert_eq!(next(&mut ada).await["op"], "error");
+
+    // At most 32 topics per connection.
+    for i in 0..32 {
+        assert_eq!(join(&mut ada, &format!("t:{i}")).await["op"], "joined");
+    }
+    let refused = join(&mut ada, "t:32").await;
+    assert!(
+        refused["error"].as_str().unwrap().contains("at most 32"),
+        "{refused}"
+    );
+    // Still open and working.
+    assert_eq!(join(&mut ada, "t:0").await["op"], "joined");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_consumer_is_closed_and_slows_no_one_else() {
+    let server = start(&[
+        ("REALTIME_SEND_QUEUE", "256"),
+        ("TERN_WRITE_TIMEOUT", "30s"),
+    ])
+    .await;
+    let mut fast = connect(server.addr, Some("fast")).await;
+    join(&mut fast, "feed").await;
+    // A small receive buffer: the kernel holds little for it.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(8192).unwrap();
+    let stream = socket.connect(server.addr).await.unwrap();
+    let (mut slow, _) = tokio_tungstenite::client_async(
+        format!("ws://{}/socket?user=slow", server.addr),
+        MaybeTlsStream::Plain(stream),
+    )
+    .await
+    .unwrap();
+    join(&mut slow, "feed").await;
+    let _ = next(&mut fast).await; // slow's arrival
+                                   // `slow` reads nothing from here on; 20,000 messages of 1 KiB fill its
+                                   // socket buffers and then its queue.
+    let body = "x".repeat(1024);
+    let total = 20_000;
+    let reader = tokio::spawn(async move {
+        let started = std::time::Instant::now();
+        let mut got = 0;
+        while got < total {
+            let m = next(&mut fast).await;
+            if m["event"] == "tick" {
+                got += 1;
+            }
+        }
+        (started.elapsed(), fast)
+    });
+    // 16 at a time, 2 ms apart: a client that reads keeps up.
+    for i in 0..total {
+        server
+            .hub
+            .publish("feed", "tick", &json!({"i": i, "body": body}))
+            .unwrap();
+        if i % 16 == 15 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    let (took, _fast) = tokio::time::timeout(Duration::from_secs(60), reader)
+        .await
+        .expect("the fast client did not get every message")
+        .unwrap_or_else(|e| panic!("the fast client: {e}; {:?}", server.hub.stats()));
+    let stats = server.hub.stats();
+    assert_eq!(stats.closed_slow, 1, "{stats:?}");
+    assert_eq!(stats.dropped, 0);
+    println!("fast client: {total} messages in {took:?} beside a stalled one");
+    // The slow one was closed: reading now drains what was buffered, then
+    // the connection ends (with 1008 if the close frame got through).
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(Ok(_)) = slow.next().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the slow client was not closed");
+    assert_eq!(server.hub.local_subscribers("feed"), 1);
+}
+
+#[tokio::test]
+async fn the_drop_policy_skips_messages_for_a_slow_client_and_keeps_it() {
+    let server = start(&[
+        ("REALTIME_SEND_QUEUE", "16"),
+        ("REALTIME_SLOW_CONSUMER", "drop"),
+    ])
+    .await;
+    let mut slow = connect(server.addr, Some("slow")).await;
+    join(&mut slow, "feed").await;
+    let body = "y".repeat(4096);
+    for i in 0..5_000 {
+        server
+            .hub
+            .publish("feed", "tick", &json!({"i": i, "body": body}))
+            .unwrap();
+        if i % 200 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let stats = server.hub.stats();
+    assert!(stats.dropped > 0, "{stats:?}");
+    assert_eq!(stats.closed_slow, 0);
+    // Still connected: it reads what it was given (in order, with
+    // gaps), then a new message.
+    let mut got: Vec<i64> = Vec::new();
+    while let Ok(Some(Ok(frame))) =
+        tokio::time::timeout(Duration::from_millis(1000), slow.next()).await
+    {
+        if let tungstenite::Message::Text(t) = frame {
+            let m: Value = serde_json::from_str(t.as_str()).unwrap();
+            got.push(m["data"]["i"].as_i64().unwrap());
+        }
+    }
+    assert!(got.windows(2).all(|w| w[0] < w[1]), "out of order");
+    assert!(
+        !got.is_empty() && got.len() < 5_000,
+        "{} of 5000",
+        got.len()
+    );
+    assert_eq!(got.len() as u64 + stats.dropped, 5_000);
+    server
+        .hub
+        .publish("feed", "tick", &json!({"i": -1}))
+        .unwrap();
+    assert_eq!(next(&mut slow).await["data"]["i"], -1);
+}
+
+/// Reads an SSE response: the head, then events as they come.
+struct SseClient {
+    lines: tokio::io::Lines<BufReader<TcpStream>>,
+}
+
+impl SseClient {
+    async fn open(addr: SocketAddr, last_id: Option<&str>) -> (SseClient, String) {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        let extra = last_id
+            .map(|id| format!("Last-Event-ID: {id}\r\n"))
+            .unwrap_or_default();
+        s.write_all(format!("GET /news HTTP/1.1\r\nHost: {addr}\r\n{extra}\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut lines = BufReader::new(s).lines();
+        let mut head = String::new();
+        loop {
+            let line = lines.next_line().await.unwrap().unwrap();
+            if line.is_empty() {
+                break;
+            }
+            head.push_str(&line.to_lowercase());
+            head.push('\n');
+        }
+        (SseClient { lines }, head)
+    }
+
+    /// The next event's (or comment's) lines, chunk-size lines skipped.
+    async fn next(&mut self) -> Option<Vec<String>> {
+        let mut event = Vec::new();
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line())
+                .await
+                .expect("no event came")
+                .ok()??;
+            if line.is_empty() {
+                if !event.is_empty() {
+                    return Some(event);
+                }
+                continue;
+            }
+            // Chunked transfer: size lines are hex digits only.
+            if line.chars().all(|c| c.is_ascii_hexdigit()) {
+                if line == "0" {
+                    return None;
+                }
+                continue;
+            }
+            event.push(line);
+        }
+    }
+
+    /// The next real event (comments skipped): its id and data JSON.
+    async fn event(&mut self) -> Option<(String, Value)> {
+        loop {
+            let lines = self.next().await?;
+            if lines.iter().all(|l| l.starts_with(':')) {
+                continue;
+            }
+            let id = lines
+                .iter()
+                .find_map(|l| l.strip_prefix("id: "))
+                .unwrap()
+                .to_owned();
+            let data = lines.iter().find_map(|l| l.strip_prefix("data: ")).unwrap();
+            return Some((id, serde_json::from_str(data).unwrap()));
+        }
+    }
+}
+
+#[tokio::test]
+async fn sse_follows_a_topic_resumes_keeps_alive_and_ends_at_the_drain() {
+    let mut server = start(&[
+        ("REALTIME_KEEP_ALIVE", "200ms"),
+        ("TERN_SHUTDOWN_TIMEOUT", "5s"),
+    ])
+    .await;
+    let (mut sse, head) = SseClient::open(server.addr, None).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    assert!(head.contains("cache-control: no-cache"), "{head}");
+
+    // A keep-alive comment while nothing happens.
+    let comment = sse.next().await.unwrap();
+    assert_eq!(comment, [": keep-alive"]);
+
+    // WebSocket publishers and SSE followers share the topic.
+    let mut ada = connect(server.addr, Some("ada")).await;
+    for i in 1..=3 {
+        send(
+            &mut ada,
+            json!({"op": "publish", "topic": "news", "event": "story", "data": i}),
+        )
+        .await;
+    }
+    let mut ids = Vec::new();
+    for i in 1..=3 {
+        let (id, data) = sse.event().await.unwrap();
+        assert_eq!(data["data"], i);
+        assert_eq!(data["event"], "story");
+        ids.push(id);
+    }
+    drop(sse);
+
+    // Reconnecting after the first: the other two again, then live.
+    let (mut again, _) = SseClient::open(server.addr, Some(&ids[0])).await;
+    assert_eq!(again.event().await.unwrap().0, ids[1]);
+    assert_eq!(again.event().await.unwrap().0, ids[2]);
+    server.hub.publish("news", "story", &4).unwrap();
+    assert_eq!(again.event().await.unwrap().1["data"], 4);
+
+    // The drain ends the stream (the chunked body's last chunk).
+    drop(ada);
+    server.stop.take().unwrap().send(()).unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(3), async {
+        while again.next().await.is_some() {}
+    })
+    .await;
+    assert!(end.is_ok(), "the stream did not end at the drain");
+    tokio::time::timeout(Duration::from_secs(5), &mut server.done)
+        .await
+        .expect("the drain did not finish")
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn one_serialization_per_message() {
+    let hub = Hub::in_memory();
+    let mut a = hub.connect(Some(Member::new("1", "a")));
+    let mut b = hub.connect(None);
+    a.join("t").unwrap();
+    b.join("t").unwrap();
+    hub.publish("t", "e", &json!({"big": "z".repeat(10_000)}))
+        .unwrap();
+    let (x, y) = loop {
+        let y = b.recv().await.unwrap();
+        if y.event() == "e" {
+            break (a.recv().await.unwrap(), y);
+        }
+    };
+    assert_eq!(x.event(), "e");
+    // The same buffer, not two copies.
+    assert_eq!(x.text().as_ptr(), y.text().as_ptr());
+}
