@@ -5,134 +5,16 @@
 //! serialization per message.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::{net::SocketAddr, time::Duration};
+use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
-use tern::{
-    extract::{Query, Settings},
-    routing::get,
-    App, Config, Response,
-};
-use tern_realtime::{
-    channels::Access, sse::EventStream, Channels, Hub, Member, Realtime, WebSocketUpgrade,
-};
-use tokio::{
-    io::{AsyncBufReadExt, AsyncWriteExt, BufReader},
-    net::{TcpListener, TcpStream},
-    sync::oneshot,
-};
-use tokio_tungstenite::{tungstenite, MaybeTlsStream, WebSocketStream};
+use tern_realtime::{Hub, Member};
+use tokio_tungstenite::{tungstenite, MaybeTlsStream};
 
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+mod common;
 
-#[derive(serde::Deserialize)]
-struct Who {
-    user: Option<String>,
-}
-
-/// `?user=ada` makes the connection the member `ada`; none is anonymous.
-/// Topics under `staff:` only for `root`.
-async fn socket(
-    ws: WebSocketUpgrade,
-    Query(who): Query<Who>,
-    Settings(realtime): Settings<Realtime>,
-) -> Response {
-    let channels = Channels::new(realtime.hub()).authorize(|member, topic, access| {
-        match (member, topic.strip_prefix("staff:")) {
-            (Some(m), Some(_)) => m.id == "root",
-            (Some(_), None) => true,
-            (None, _) => access == Access::Join && topic.starts_with("public:"),
-        }
-    });
-    let member = who.user.map(|u| Member::new(u.clone(), u));
-    ws.on_upgrade(move |socket| async move { channels.serve(socket, member).await })
-}
-
-async fn events(events: EventStream, Settings(realtime): Settings<Realtime>) -> Response {
-    events.follow(realtime.hub(), &["news"], None)
-}
-
-struct Server {
-    addr: SocketAddr,
-    hub: Hub,
-    stop: Option<oneshot::Sender<()>>,
-    done: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
-async fn start(settings: &[(&str, &str)]) -> Server {
-    let config = Config::from_settings(settings.iter().copied()).unwrap();
-    let service = App::new()
-        .settings::<Realtime>("realtime")
-        .route("/socket", get(socket))
-        .route("/news", get(events))
-        .build_with(config)
-        .unwrap();
-    let hub = service.settings::<Realtime>().unwrap().hub().clone();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = oneshot::channel::<()>();
-    let done = tokio::spawn(
-        tern::Server::new(service).serve_with_shutdown(listener, async move {
-            let _ = rx.await;
-        }),
-    );
-    Server {
-        addr,
-        hub,
-        stop: Some(tx),
-        done,
-    }
-}
-
-async fn connect(addr: SocketAddr, user: Option<&str>) -> Ws {
-    let query = user.map(|u| format!("?user={u}")).unwrap_or_default();
-    tokio_tungstenite::connect_async(format!("ws://{addr}/socket{query}"))
-        .await
-        .unwrap()
-        .0
-}
-
-async fn send(ws: &mut Ws, command: Value) {
-    ws.send(tungstenite::Message::text(command.to_string()))
-        .await
-        .unwrap();
-}
-
-/// The next JSON text message (pings skipped), within 5 s.
-async fn next(ws: &mut Ws) -> Value {
-    loop {
-        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
-            .await
-            .expect("nothing arrived")
-            .unwrap()
-            .unwrap();
-        if let tungstenite::Message::Text(t) = frame {
-            return serde_json::from_str(t.as_str()).unwrap();
-        }
-    }
-}
-
-/// Nothing arrives within `ms`.
-async fn quiet(ws: &mut Ws, ms: u64) {
-    if let Ok(Some(Ok(frame))) = tokio::time::timeout(Duration::from_millis(ms), ws.next()).await {
-        panic!("unexpected: {frame:?}");
-    }
-}
-
-async fn join(ws: &mut Ws, topic: &str) -> Value {
-    send(ws, json!({"op": "join", "topic": topic})).await;
-    next(ws).await
-}
-
-fn names(presence: &Value) -> Vec<&str> {
-    presence
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect()
-}
+use common::*;
 
 #[tokio::test]
 async fn join_publish_and_presence_with_two_tabs_counted_once() {
@@ -370,76 +252,6 @@ async fn the_drop_policy_skips_messages_for_a_slow_client_and_keeps_it() {
         .publish("feed", "tick", &json!({"i": -1}))
         .unwrap();
     assert_eq!(next(&mut slow).await["data"]["i"], -1);
-}
-
-/// Reads an SSE response: the head, then events as they come.
-struct SseClient {
-    lines: tokio::io::Lines<BufReader<TcpStream>>,
-}
-
-impl SseClient {
-    async fn open(addr: SocketAddr, last_id: Option<&str>) -> (SseClient, String) {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        let extra = last_id
-            .map(|id| format!("Last-Event-ID: {id}\r\n"))
-            .unwrap_or_default();
-        s.write_all(format!("GET /news HTTP/1.1\r\nHost: {addr}\r\n{extra}\r\n").as_bytes())
-            .await
-            .unwrap();
-        let mut lines = BufReader::new(s).lines();
-        let mut head = String::new();
-        loop {
-            let line = lines.next_line().await.unwrap().unwrap();
-            if line.is_empty() {
-                break;
-            }
-            head.push_str(&line.to_lowercase());
-            head.push('\n');
-        }
-        (SseClient { lines }, head)
-    }
-
-    /// The next event's (or comment's) lines, chunk-size lines skipped.
-    async fn next(&mut self) -> Option<Vec<String>> {
-        let mut event = Vec::new();
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line())
-                .await
-                .expect("no event came")
-                .ok()??;
-            if line.is_empty() {
-                if !event.is_empty() {
-                    return Some(event);
-                }
-                continue;
-            }
-            // Chunked transfer: size lines are hex digits only.
-            if line.chars().all(|c| c.is_ascii_hexdigit()) {
-                if line == "0" {
-                    return None;
-                }
-                continue;
-            }
-            event.push(line);
-        }
-    }
-
-    /// The next real event (comments skipped): its id and data JSON.
-    async fn event(&mut self) -> Option<(String, Value)> {
-        loop {
-            let lines = self.next().await?;
-            if lines.iter().all(|l| l.starts_with(':')) {
-                continue;
-            }
-            let id = lines
-                .iter()
-                .find_map(|l| l.strip_prefix("id: "))
-                .unwrap()
-                .to_owned();
-            let data = lines.iter().find_map(|l| l.strip_prefix("data: ")).unwrap();
-            return Some((id, serde_json::from_str(data).unwrap()));
-        }
-    }
 }
 
 #[tokio::test]

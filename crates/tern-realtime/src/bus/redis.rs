@@ -28,6 +28,19 @@ pub(super) async fn run(
     let mut unsent: u64 = 0;
     let mut backoff = Duration::from_millis(100);
     loop {
+        if down_since.is_some() {
+            // Away: wait before trying again. Messages meanwhile are not
+            // kept (realtime news goes stale): counted, and the others
+            // see the gap in this process's numbering.
+            tokio::time::sleep(backoff).await;
+            while outgoing.try_recv().is_ok() {
+                unsent += 1;
+            }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            if weak.strong_count() == 0 {
+                return;
+            }
+        }
         let connect = async {
             let mut pubsub = client.get_async_pubsub().await?;
             pubsub.subscribe(&channel).await?;
@@ -44,15 +57,6 @@ pub(super) async fn run(
                     };
                     tracing::warn!(error = %reason, "realtime: cannot reach Redis; messages are not shared with other processes until it is back");
                     down_since = Some(Instant::now());
-                }
-                // Messages meanwhile are not kept: realtime news goes stale.
-                tokio::time::sleep(backoff).await;
-                while outgoing.try_recv().is_ok() {
-                    unsent += 1;
-                }
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-                if weak.strong_count() == 0 {
-                    return;
                 }
                 continue;
             }
