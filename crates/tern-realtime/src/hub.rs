@@ -214,6 +214,7 @@ impl Topic {
     }
 }
 
+#[cfg_attr(not(any(feature = "redis", feature = "nats")), allow(dead_code))]
 pub(crate) struct Inner {
     node: String,
     seq: AtomicU64,
@@ -528,6 +529,7 @@ impl Hub {
     }
 
     /// A message from another process, off the backend.
+    #[cfg_attr(not(any(feature = "redis", feature = "nats")), allow(dead_code))]
     pub(crate) fn on_wire(&self, bytes: &Bytes) {
         let Some((node, seq, message)) = Incoming::decode(bytes) else {
             tracing::warn!("realtime: an unreadable message from the backend, ignored");
@@ -583,6 +585,7 @@ impl Hub {
 
     /// Applies a change to what process `node` holds in `topic`, telling
     /// local subscribers who arrived and who left.
+    #[cfg_attr(not(any(feature = "redis", feature = "nats")), allow(dead_code))]
     fn remote_presence(
         &self,
         node: &str,
@@ -687,6 +690,7 @@ impl Hub {
     }
 
     /// Re-announces this process's members after the backend came back.
+    #[cfg_attr(not(any(feature = "redis", feature = "nats")), allow(dead_code))]
     pub(crate) fn after_reconnect(&self) {
         self.announce(None);
         let names: Vec<Arc<str>> = self.topics().keys().cloned().collect();
@@ -695,6 +699,7 @@ impl Hub {
         }
     }
 
+    #[cfg_attr(not(any(feature = "redis", feature = "nats")), allow(dead_code))]
     pub(crate) fn count_unsent(&self, n: u64) {
         self.inner.counters.unsent.fetch_add(n, Ordering::Relaxed);
     }

@@ -3,8 +3,10 @@
 //! Serves on `TERN_ADDR` (default `127.0.0.1:3000`) with no setup: a home
 //! page, a JSON endpoint, typed parameters, a static `/llms.txt` read from
 //! disk, `/health`, a contract API (`/items`) documented at
-//! `/openapi.json` and `/docs`, and notes in a database (SQLite in
-//! `./data/` unless `DATABASE_URL` names another) behind a login page.
+//! `/openapi.json` and `/docs`, notes in a database (SQLite in
+//! `./data/` unless `DATABASE_URL` names another) behind a login page,
+//! and a chat with presence (`/chat`: WebSockets, SSE at `/chat/events`;
+//! shared by several processes with `REALTIME_BACKEND=redis` or `nats`).
 //! With `COSE_KEYS` set, `/items` also takes and answers COSE.
 //!
 //! Its own settings (prefix `showcase`): `SHOWCASE_RATE_LIMIT` (requests
@@ -13,6 +15,7 @@
 //! `SHOWCASE_ADMIN_PASSWORD` (the `admin` account made in development on
 //! an empty database, `tern-showcase`).
 
+mod chat;
 mod items;
 mod notes;
 
@@ -144,7 +147,12 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
         .route("/items/{id:u64}", get(items::show))
         .route("/login", get(notes::login_page))
         .route("/notes", get(notes::list).post(notes::create))
+        .route("/chat", get(chat::page))
+        .route("/chat/socket", get(chat::socket))
+        .route("/chat/events", get(chat::events))
         .settings::<Showcase>("showcase")
+        .settings::<tern_realtime::Realtime>("realtime")
+        .settings::<tern_realtime::WebSockets>("websocket")
         .settings::<tern_data::Database>("database")
         .route_layer(limit.layer());
     let app = tern_auth::install(app);
@@ -309,5 +317,40 @@ mod tests {
             .await
             .text()
             .contains("/openapi.json"));
+        // The chat: its page, a guest's socket, a refused name.
+        assert!(client
+            .get("/chat")
+            .send()
+            .await
+            .text()
+            .contains("<h1>Chat</h1>"));
+        use tern_realtime::testing::WebSocketClient as _;
+        let mut ada = client.websocket("/chat/socket?name=ada").await.unwrap();
+        ada.send(r#"{"op":"join","topic":"chat:lobby"}"#.to_owned())
+            .await;
+        let joined: serde_json::Value = serde_json::from_str(&ada.recv_text().await).unwrap();
+        assert_eq!(joined["presence"][0]["name"], "ada (guest)");
+        ada.send(
+            r#"{"op":"publish","topic":"chat:lobby","event":"message","data":{"text":"hi"}}"#
+                .to_owned(),
+        )
+        .await;
+        let said: serde_json::Value = serde_json::from_str(&ada.recv_text().await).unwrap();
+        assert_eq!(
+            (said["data"]["text"].as_str(), said["from"]["name"].as_str()),
+            (Some("hi"), Some("ada (guest)"))
+        );
+        ada.send(r#"{"op":"join","topic":"chat:other"}"#.to_owned())
+            .await;
+        let refused: serde_json::Value = serde_json::from_str(&ada.recv_text().await).unwrap();
+        assert_eq!(refused["op"], "error");
+        ada.close().await;
+        for name in ["", "%3Cscript%3E", &"x".repeat(33)] {
+            let refused = client
+                .websocket(&format!("/chat/socket?name={name}"))
+                .await
+                .unwrap_err();
+            assert_eq!(refused.status, 400, "{name}");
+        }
     }
 }
