@@ -205,7 +205,11 @@ impl Nginx {
              http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
                fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
                upstream tern {{\n{servers}  }}\n\
-               server {{\n    listen 127.0.0.1:{port};\n    location / {{\n\
+               server {{\n    listen 127.0.0.1:{port};\n\
+                 location /chat/socket {{\n      proxy_pass http://tern;\n      proxy_http_version 1.1;\n\
+                   proxy_set_header Host $http_host;\n      proxy_set_header Upgrade $http_upgrade;\n\
+                   proxy_set_header Connection \"upgrade\";\n      proxy_read_timeout 120s;\n    }}\n\
+                 location / {{\n\
                    proxy_pass http://tern;\n      proxy_http_version 1.1;\n\
                    proxy_set_header Host $http_host;\n\
                    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n    }}\n  }}\n}}\n"
@@ -320,6 +324,29 @@ fn share_state(redis: &str, store: &[(&str, &str)]) -> bool {
     for port in [a.port, b.port, proxy.port, proxy.port] {
         let (status, _, body) = exchange(port, "GET", "/auth/session", &[("Cookie", &cookie)], "");
         assert_eq!(status, 200, "port {port}: {body}");
+    }
+    // A WebSocket through the proxy (the README's `location` block): the
+    // chat, as the logged-in admin.
+    {
+        use tokio_tungstenite::tungstenite::{client::IntoClientRequest, Message};
+        let mut request = format!("ws://127.0.0.1:{}/chat/socket", proxy.port)
+            .into_client_request()
+            .unwrap();
+        request
+            .headers_mut()
+            .insert("cookie", cookie.parse().unwrap());
+        let stream = TcpStream::connect(("127.0.0.1", proxy.port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let (mut ws, res) = tokio_tungstenite::tungstenite::client(request, stream).unwrap();
+        assert_eq!(res.status(), 101);
+        ws.send(Message::text(r#"{"op":"join","topic":"chat:lobby"}"#))
+            .unwrap();
+        let joined: serde_json::Value =
+            serde_json::from_str(ws.read().unwrap().to_text().unwrap()).unwrap();
+        assert_eq!(joined["presence"][0]["name"], "admin", "{joined}");
+        ws.close(None).unwrap();
     }
     // With `AUTH_STORE=redis` the session is in Redis, under the prefix.
     if let Some((_, prefix)) = store.iter().find(|(k, _)| *k == "AUTH_REDIS_PREFIX") {
