@@ -19,18 +19,25 @@ use crate::{settings::WebSockets, WebSocket};
 /// A client's request to open a WebSocket, checked (RFC 6455's handshake
 /// and the `Origin`); answer it with [`on_upgrade`](Self::on_upgrade).
 ///
+/// Over HTTP/1.1 the request is a `GET` with `Upgrade: websocket`; over
+/// HTTP/2 (RFC 8441) an extended `CONNECT` with `:protocol` `websocket`,
+/// which Tern routes to the same `GET` handler; the answer is `101` or
+/// `200` accordingly.
+///
 /// | the request | the answer |
 /// |---|---|
 /// | no `Upgrade: websocket` or `Connection: upgrade` | `426`, `Upgrade: websocket` |
 /// | `Sec-WebSocket-Version` other than `13` | `426`, `Sec-WebSocket-Version: 13` |
 /// | no valid `Sec-WebSocket-Key` | `400` |
 /// | an `Origin` of another site, not in `WEBSOCKET_ORIGINS` | `403` |
-/// | HTTP/2, or an in-process request ([`TestClient::send`](tern::test::TestRequest::send)) | `426` (RFC 8441 is not offered) |
+/// | an extended `CONNECT` for another protocol | `400` |
+/// | an in-process request ([`TestClient::send`](tern::test::TestRequest::send)), or HTTP/2 without extended `CONNECT` | `426` |
 ///
 /// Each is a `problem+json` saying what was wrong.
 pub struct WebSocketUpgrade {
     on_upgrade: tern::upgrade::OnUpgrade,
-    accept: HeaderValue,
+    /// `Sec-WebSocket-Accept` (HTTP/1.1); `None` over HTTP/2.
+    accept: Option<HeaderValue>,
     offered: Option<HeaderValue>,
     protocol: Option<HeaderValue>,
     settings: Arc<WebSockets>,
@@ -80,15 +87,27 @@ impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
         let headers = &parts.headers;
-        if parts.method != http::Method::GET {
+        // RFC 8441: HTTP/2's extended CONNECT.
+        let h2 = parts.method == http::Method::CONNECT;
+        if h2 {
+            let protocol = parts.extensions.get::<hyper::ext::Protocol>();
+            if protocol.is_none_or(|p| !p.as_str().eq_ignore_ascii_case("websocket")) {
+                return Err(refuse(
+                    StatusCode::BAD_REQUEST,
+                    "this is a WebSocket endpoint: an extended CONNECT here names the protocol `websocket`",
+                    None,
+                ));
+            }
+        } else if parts.method != http::Method::GET {
             return Err(refuse(
                 StatusCode::METHOD_NOT_ALLOWED,
-                "a WebSocket opens with a GET",
+                "a WebSocket opens with a GET (or, over HTTP/2, an extended CONNECT)",
                 Some(("allow", "GET")),
             ));
         }
-        if !has_token(headers, header::UPGRADE, "websocket")
-            || !has_token(headers, header::CONNECTION, "upgrade")
+        if !h2
+            && (!has_token(headers, header::UPGRADE, "websocket")
+                || !has_token(headers, header::CONNECTION, "upgrade"))
         {
             return Err(refuse(
                 StatusCode::UPGRADE_REQUIRED,
@@ -107,17 +126,26 @@ impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
                 Some(("sec-websocket-version", "13")),
             ));
         }
-        let Some(key) = headers
-            .get(header::SEC_WEBSOCKET_KEY)
-            .filter(|k| valid_key(k.as_bytes()))
-        else {
-            return Err(refuse(
-                StatusCode::BAD_REQUEST,
-                "`Sec-WebSocket-Key` is missing or not the base64 of 16 bytes",
-                None,
-            ));
-        };
-        let accept = derive_accept_key(key.as_bytes());
+        // Over HTTP/2 there is no key to answer (RFC 8441 §5).
+        let accept =
+            if h2 {
+                None
+            } else {
+                let Some(key) = headers
+                    .get(header::SEC_WEBSOCKET_KEY)
+                    .filter(|k| valid_key(k.as_bytes()))
+                else {
+                    return Err(refuse(
+                        StatusCode::BAD_REQUEST,
+                        "`Sec-WebSocket-Key` is missing or not the base64 of 16 bytes",
+                        None,
+                    ));
+                };
+                let accept = derive_accept_key(key.as_bytes());
+                Some(HeaderValue::from_str(&accept).map_err(|_| {
+                    refuse(StatusCode::INTERNAL_SERVER_ERROR, "the accept key", None)
+                })?)
+            };
         let offered = headers.get(header::SEC_WEBSOCKET_PROTOCOL).cloned();
         let settings = match Settings::<WebSockets>::from_request_parts(parts, &()).await {
             Ok(Settings(s)) => s,
@@ -143,16 +171,14 @@ impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
         let Some(on_upgrade) = tern::upgrade::on_parts(parts) else {
             return Err(refuse(
                 StatusCode::UPGRADE_REQUIRED,
-                "this connection cannot switch to a WebSocket (HTTP/2, or a request made in \
-                 process): use HTTP/1.1",
+                "this connection cannot switch to a WebSocket (a request made in process, or \
+                 HTTP/2 without an extended CONNECT)",
                 Some(("upgrade", "websocket")),
             ));
         };
         let shutdown = Shutdown::from_request_parts(parts, &())
             .await
             .map_err(IntoResponse::into_response)?;
-        let accept = HeaderValue::from_str(&accept)
-            .map_err(|_| refuse(StatusCode::INTERNAL_SERVER_ERROR, "the accept key", None))?;
         Ok(WebSocketUpgrade {
             on_upgrade: on_upgrade.idle_timeout(settings.idle_timeout),
             accept,
@@ -232,11 +258,19 @@ impl WebSocketUpgrade {
             let socket = WebSocket::new(stream, settings, shutdown, guard, chosen);
             callback(socket).await;
         });
-        let mut res = StatusCode::SWITCHING_PROTOCOLS.into_response();
+        let mut res = match accept {
+            Some(accept) => {
+                let mut res = StatusCode::SWITCHING_PROTOCOLS.into_response();
+                let headers = res.headers_mut();
+                headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+                headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+                headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+                res
+            }
+            // HTTP/2: a 2xx to the CONNECT opens the stream.
+            None => StatusCode::OK.into_response(),
+        };
         let headers = res.headers_mut();
-        headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-        headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-        headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
         if let Some(p) = protocol {
             headers.insert(header::SEC_WEBSOCKET_PROTOCOL, p);
         }

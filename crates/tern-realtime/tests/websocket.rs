@@ -500,3 +500,94 @@ async fn the_in_process_client_speaks_websocket() {
     let res = client.get("/echo").send().await;
     assert_eq!(res.status(), 426);
 }
+
+#[tokio::test]
+async fn websockets_over_http2_with_an_extended_connect() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use tokio_tungstenite::{tungstenite::protocol::Role, WebSocketStream};
+
+    let server = start(
+        &[
+            ("WEBSOCKET_MAX_MESSAGE", "200000"),
+            ("WEBSOCKET_MAX_FRAME", "200000"),
+        ],
+        None,
+    )
+    .await;
+    // HTTP/2 by prior knowledge; the server's SETTINGS allow extended
+    // CONNECT (RFC 8441).
+    let tcp = TcpStream::connect(server.addr).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let connect = |path: &str, protocol: &'static str| {
+        let mut req = http::Request::builder()
+            .method(http::Method::CONNECT)
+            .uri(format!("http://{}{path}", server.addr))
+            .header("sec-websocket-version", "13")
+            .header("sec-websocket-protocol", "chat.v1")
+            .body(http_body_util::Empty::<bytes::Bytes>::new())
+            .unwrap();
+        req.extensions_mut()
+            .insert(hyper::ext::Protocol::from_static(protocol));
+        req
+    };
+    // The settings frame may not be in yet.
+    let mut res = None;
+    for _ in 0..50 {
+        sender.ready().await.unwrap();
+        match sender.send_request(connect("/echo", "websocket")).await {
+            Ok(r) => {
+                res = Some(r);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    let res = res.expect("the extended CONNECT was never sent");
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["sec-websocket-protocol"], "chat.v1");
+    let upgraded = hyper::upgrade::on(res).await.unwrap();
+    let mut ws = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Client, None).await;
+    ws.send(tungstenite::Message::text("over one stream"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ws.next().await.unwrap().unwrap().into_text().unwrap(),
+        "over one stream"
+    );
+    // Another stream of the same connection, at the same time.
+    let res = sender
+        .send_request(connect("/echo", "websocket"))
+        .await
+        .unwrap();
+    let mut second = WebSocketStream::from_raw_socket(
+        TokioIo::new(hyper::upgrade::on(res).await.unwrap()),
+        Role::Client,
+        None,
+    )
+    .await;
+    // Past HTTP/2's initial window (65,535 bytes): flow control both ways.
+    second
+        .send(tungstenite::Message::binary(vec![9u8; 150_000]))
+        .await
+        .unwrap();
+    assert_eq!(
+        second.next().await.unwrap().unwrap().into_data().len(),
+        150_000
+    );
+    ws.send(tungstenite::Message::text("still")).await.unwrap();
+    assert_eq!(
+        ws.next().await.unwrap().unwrap().into_text().unwrap(),
+        "still"
+    );
+    // Another protocol is refused.
+    let refused = sender
+        .send_request(connect("/echo", "webtransport"))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    ws.close(None).await.unwrap();
+}

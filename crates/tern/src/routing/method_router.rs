@@ -370,7 +370,12 @@ impl MethodRoutes {
             Method::PATCH => self.patch.as_ref(),
             Method::DELETE => self.delete.as_ref(),
             Method::OPTIONS => self.options.as_ref(),
-            ref m => self.other.iter().find(|(o, _)| o == m).map(|(_, r)| r),
+            ref m => self
+                .other
+                .iter()
+                .find(|(o, _)| o == m)
+                .map(|(_, r)| r)
+                .or_else(|| self.extended_connect(&req)),
         };
         match route.or(self.any.as_ref()) {
             Some(route) => route.call(req),
@@ -378,6 +383,20 @@ impl MethodRoutes {
                 let res = self.unrouted(req.method());
                 Box::pin(std::future::ready(res))
             }
+        }
+    }
+
+    /// An extended CONNECT (RFC 8441, HTTP/2; it names a protocol such as
+    /// `websocket`) is HTTP/2's form of an HTTP/1.1 `GET` with `Upgrade`:
+    /// without a CONNECT handler of its own, the path's GET handler takes
+    /// it (`tern_realtime::WebSocketUpgrade` accepts both forms).
+    fn extended_connect(&self, req: &Request) -> Option<&Route> {
+        if req.method() == Method::CONNECT
+            && req.extensions().get::<hyper::ext::Protocol>().is_some()
+        {
+            self.get.as_ref()
+        } else {
+            None
         }
     }
 

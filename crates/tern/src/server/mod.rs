@@ -444,7 +444,10 @@ fn connection_builder(config: &Config) -> auto::Builder<h2::StreamExec> {
         .max_concurrent_streams(config.limits.max_h2_streams)
         .max_header_list_size(u32::try_from(config.limits.max_head_bytes).unwrap_or(u32::MAX))
         .max_pending_accept_reset_streams(Some(64))
-        .max_local_error_reset_streams(Some(256));
+        .max_local_error_reset_streams(Some(256))
+        // RFC 8441: WebSockets (and other upgrades) over an HTTP/2 stream
+        // through an extended CONNECT; routed to the path's GET handler.
+        .enable_connect_protocol();
     builder
 }
 
