@@ -502,11 +502,7 @@ impl Hub {
 
     fn leave(&self, connection_id: u64, member: Option<&Member>, name: &str) {
         let mut topics = self.topics();
-        let Some((key, _)) = topics.get_key_value(name) else {
-            return;
-        };
-        let key = Arc::clone(key);
-        let Some(topic) = topics.get_mut(&key) else {
+        let Some((key, topic)) = entry(&mut topics, name) else {
             return;
         };
         topic.subscribers.remove(&connection_id);
@@ -593,11 +589,7 @@ impl Hub {
         change: impl FnOnce(&mut HashMap<String, Member>),
     ) {
         let mut topics = self.topics();
-        let Some((key, _)) = topics.get_key_value(name) else {
-            return;
-        };
-        let key = Arc::clone(key);
-        let Some(topic) = topics.get_mut(&key) else {
+        let Some((key, topic)) = entry(&mut topics, name) else {
             return;
         };
         let before = topic.members();
@@ -703,6 +695,15 @@ impl Hub {
     pub(crate) fn count_unsent(&self, n: u64) {
         self.inner.counters.unsent.fetch_add(n, Ordering::Relaxed);
     }
+}
+
+/// The topic `name` and its shared name, if it exists.
+fn entry<'a>(
+    topics: &'a mut HashMap<Arc<str>, Topic>,
+    name: &str,
+) -> Option<(Arc<str>, &'a mut Topic)> {
+    let key = Arc::clone(topics.get_key_value(name)?.0);
+    topics.get_mut(name).map(|t| (key, t))
 }
 
 async fn upkeep(hub: Weak<Inner>) {
