@@ -11,7 +11,9 @@
 //!    round, every response checked first ([`process`], [`wrk`]).
 //!
 //! The schema contracts of `tern-contract` (validation, CBOR, COSE) are
-//! measured on their own, in layers 2 and 3 ([`contracts`]).
+//! measured on their own, in layers 2 and 3 ([`contracts`]); so are the
+//! database workloads ([`data`]) and the WebSockets, Tern against the
+//! protocol libraries bare on hyper ([`ws`]).
 //!
 //! Each run writes an [`evidence::Evidence`] JSON file, a terminal summary
 //! and an HTML report ([`report`]).
@@ -30,3 +32,4 @@ pub mod run;
 pub mod scaling;
 pub mod stats;
 pub mod wrk;
+pub mod ws;

@@ -197,6 +197,55 @@ enum Cmd {
         #[arg(long, default_value = "target/bench-data.json")]
         out: PathBuf,
     },
+    /// The WebSockets: Tern (`example-websocket`) against
+    /// tokio-tungstenite and fastwebsockets, each bare on hyper 1
+    /// (`peer-ws-*`): small and large echoes, memory per held socket;
+    /// servers rotated each round; fails on any echo that differs from
+    /// what was sent.
+    Ws {
+        /// Rounds (server order rotated each round).
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Seconds per echo trial.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// Warm-up seconds per echo trial (on the same connections).
+        #[arg(long, default_value_t = 1.0)]
+        warmup: f64,
+        /// One round of 1 s, no warm-up, 200 held sockets: checks the
+        /// answers (CI); the figures mean nothing.
+        #[arg(long)]
+        quick: bool,
+        /// `echo-small`'s connections.
+        #[arg(long, default_value_t = 64)]
+        connections: usize,
+        /// `held`'s connections.
+        #[arg(long, default_value_t = 1000)]
+        held: usize,
+        /// Worker threads of every server's runtime (`TERN_WORKERS`).
+        #[arg(long, default_value_t = 1)]
+        workers: usize,
+        /// Workloads, comma-separated (default: all): echo-small,
+        /// echo-large, held.
+        #[arg(long, value_delimiter = ',')]
+        workloads: Vec<String>,
+        /// Cores of the servers (taskset list).
+        #[arg(long, default_value = "0")]
+        server_cores: String,
+        /// Cores of the client, this process (taskset list).
+        #[arg(long, default_value = "1")]
+        load_cores: String,
+        /// Tern's entrant (`cargo build --release -p example-websocket`).
+        #[arg(long, default_value = "target/release/example-websocket")]
+        tern: PathBuf,
+        /// Where `peer-ws-tungstenite` and `peer-ws-fastwebsockets` are
+        /// (built in bench/peers).
+        #[arg(long, default_value = "bench/peers/target/release")]
+        peers: PathBuf,
+        /// Where the figures go (JSON).
+        #[arg(long, default_value = "target/bench-ws.json")]
+        out: PathBuf,
+    },
     /// Instructions per request, Tern vs a hand-written handler (callgrind).
     Inprocess {
         /// Requests per measurement.
@@ -470,6 +519,48 @@ fn main() -> Result<()> {
             }
             std::fs::write(&out, serde_json::to_vec_pretty(&report)?)?;
             println!("figures: {}", out.display());
+            Ok(())
+        }
+        Cmd::Ws {
+            rounds,
+            seconds,
+            warmup,
+            quick,
+            connections,
+            held,
+            workers,
+            workloads,
+            server_cores,
+            load_cores,
+            tern,
+            peers,
+            out,
+        } => {
+            let opts = tern_bench::ws::Options {
+                tern,
+                peers,
+                rounds: if quick { 1 } else { rounds.max(1) },
+                seconds: if quick { 1.0 } else { seconds },
+                warmup_s: if quick { 0.0 } else { warmup },
+                connections,
+                held: if quick { held.min(200) } else { held },
+                workers,
+                workloads,
+                server_cores,
+                load_cores,
+                quick,
+            };
+            let report = tern_bench::ws::run(&opts)?;
+            print!("{}", tern_bench::ws::terminal(&report));
+            if let Some(dir) = out.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&out, serde_json::to_vec_pretty(&report)?)?;
+            println!("figures: {}", out.display());
+            let unclean: usize = report.trials.iter().map(|t| t.unclean_closes).sum();
+            if quick && unclean > 0 {
+                anyhow::bail!("{unclean} closes not answered in quick mode");
+            }
             Ok(())
         }
         Cmd::Inprocess { requests, binary } => {

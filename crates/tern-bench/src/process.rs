@@ -50,7 +50,8 @@ pub fn free_addr() -> Result<SocketAddr> {
 
 impl ServerProcess {
     /// Starts `binary` pinned to `cores` (a `taskset` list such as `0`),
-    /// with `BENCH_ADDR` set, and waits for its `listening on` line.
+    /// with `BENCH_ADDR` set, and waits for its `listening on` line (or,
+    /// from a Tern app run with `tern::run`, its `tern listening` log line).
     pub fn start(binary: &Path, cores: &str, envs: &[(&str, &str)]) -> Result<ServerProcess> {
         Self::start_with(binary, &[], cores, "BENCH_ADDR", envs)
     }
@@ -85,7 +86,7 @@ impl ServerProcess {
         std::thread::spawn(move || {
             let mut lines = BufReader::new(stdout).lines();
             while let Some(Ok(line)) = lines.next() {
-                if line.contains("listening on") {
+                if line.contains("listening on") || line.contains("tern listening") {
                     let _ = tx.send(());
                 }
             }
@@ -93,7 +94,7 @@ impl ServerProcess {
         if rx.recv_timeout(Duration::from_secs(30)).is_err() {
             let _ = child.kill();
             bail!(
-                "{} did not print `listening on` within 30 s",
+                "{} did not print `listening on` (or `tern listening`) within 30 s",
                 binary.display()
             );
         }
@@ -112,20 +113,7 @@ impl ServerProcess {
     /// Current CPU times and memory, from `/proc/PID/stat` and `status`.
     pub fn usage(&self) -> Result<Usage> {
         let pid = self.child.id();
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-        // Fields after the `(comm)` which may contain spaces.
-        let after = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest)
-            .unwrap_or_default();
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        // `after` starts at field 3 (state); utime is field 14, stime 15.
-        let ticks = |i: usize| {
-            fields
-                .get(i - 3)
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(0.0)
-        };
+        let (user_s, system_s) = cpu_times(pid, self.clk_tck)?;
         let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
         let kib = |key: &str| {
             status
@@ -136,8 +124,8 @@ impl ServerProcess {
                 .unwrap_or(0)
         };
         Ok(Usage {
-            user_s: ticks(14) / self.clk_tck,
-            system_s: ticks(15) / self.clk_tck,
+            user_s,
+            system_s,
             rss_kib: kib("VmRSS:"),
             peak_rss_kib: kib("VmHWM:"),
         })
@@ -166,6 +154,51 @@ impl Drop for ServerProcess {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+    }
+}
+
+/// User and system CPU seconds of process `pid`, every thread, from
+/// `/proc/PID/stat`.
+fn cpu_times(pid: u32, clk_tck: f64) -> Result<(f64, f64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the `(comm)` which may contain spaces.
+    let after = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .unwrap_or_default();
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // `after` starts at field 3 (state); utime is field 14, stime 15.
+    let ticks = |i: usize| {
+        fields
+            .get(i - 3)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    Ok((ticks(14) / clk_tck, ticks(15) / clk_tck))
+}
+
+/// A clock of this process's own CPU time (user + system, every thread),
+/// for a load generator that runs in process.
+pub struct OwnCpu {
+    clk_tck: f64,
+}
+
+impl OwnCpu {
+    /// Reads the clock tick once.
+    pub fn new() -> OwnCpu {
+        OwnCpu { clk_tck: clk_tck() }
+    }
+
+    /// CPU seconds this process has used so far.
+    pub fn seconds(&self) -> Result<f64> {
+        let (user, system) = cpu_times(std::process::id(), self.clk_tck)?;
+        Ok(user + system)
+    }
+}
+
+impl Default for OwnCpu {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

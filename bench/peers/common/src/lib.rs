@@ -1,7 +1,8 @@
-//! What the four bench peers share, so that they differ only in the
+//! What the bench peers share, so that they differ only in the
 //! framework: the listening socket (same backlog and options), the startup
-//! line the runner waits for, and the serde types of the bodies each
-//! handler decodes or serializes.
+//! line the runner waits for, the serde types of the bodies each handler
+//! decodes or serializes, and (for the WebSocket peers) the address and
+//! worker count read the way a Tern app reads them.
 //!
 //! ```no_run
 //! let listener = peer_common::bind().expect("BENCH_ADDR can be bound");
@@ -22,11 +23,25 @@ pub use tern_bench_workload as workload;
 /// Exits the process with a message when `BENCH_ADDR` is not an address:
 /// a peer is a benchmark binary, not a library.
 pub fn addr() -> SocketAddr {
-    let raw = std::env::var("BENCH_ADDR").unwrap_or_else(|_| "127.0.0.1:8080".to_owned());
+    addr_in(&["BENCH_ADDR"])
+}
+
+/// The address in the first of `vars` that is set, by default
+/// `127.0.0.1:8080`; exits like [`addr`] when it is not an address.
+///
+/// The WebSocket peers read `BENCH_ADDR` then `TERN_ADDR`, so that tools
+/// written for Tern apps (the Autobahn script) drive them unchanged.
+pub fn addr_in(vars: &[&str]) -> SocketAddr {
+    let found = vars
+        .iter()
+        .find_map(|var| std::env::var(var).ok().map(|raw| (*var, raw)));
+    let Some((var, raw)) = found else {
+        return SocketAddr::from(([127, 0, 0, 1], 8080));
+    };
     match raw.parse() {
         Ok(addr) => addr,
         Err(e) => {
-            eprintln!("BENCH_ADDR={raw:?} is not an address such as 127.0.0.1:8080: {e}");
+            eprintln!("{var}={raw:?} is not an address such as 127.0.0.1:8080: {e}");
             std::process::exit(2);
         }
     }
@@ -37,14 +52,37 @@ pub fn addr() -> SocketAddr {
 /// accept queue), non-blocking, ready for `tokio::net::TcpListener::from_std`
 /// or actix-web's `HttpServer::listen`.
 pub fn bind() -> io::Result<TcpListener> {
+    bind_at(addr())
+}
+
+/// [`bind`] at `addr`.
+pub fn bind_at(addr: SocketAddr) -> io::Result<TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
-    let addr = addr();
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;
     socket.set_nonblocking(true)?;
     socket.bind(&addr.into())?;
     socket.listen(4096)?;
     Ok(socket.into())
+}
+
+/// Worker threads of a multi-thread runtime: `BENCH_WORKERS`, then
+/// `TERN_WORKERS` (how a Tern app is told), by default the number of
+/// cores (Tern's default). The WebSocket peers run on one multi-thread
+/// runtime of this many workers, as a Tern app does.
+pub fn workers() -> usize {
+    for var in ["BENCH_WORKERS", "TERN_WORKERS"] {
+        if let Ok(raw) = std::env::var(var) {
+            match raw.parse::<usize>() {
+                Ok(n) if n > 0 => return n,
+                _ => {
+                    eprintln!("{var}={raw:?} is not a positive number of threads");
+                    std::process::exit(2);
+                }
+            }
+        }
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Prints `listening on ADDR` (the bound address, so a port 0 shows the
