@@ -329,3 +329,54 @@ async fn one_serialization_per_message() {
     // The same buffer, not two copies.
     assert_eq!(x.text().as_ptr(), y.text().as_ptr());
 }
+
+/// An SSE client that stops reading: the server's write waits for it at
+/// most `TERN_WRITE_TIMEOUT`, then the connection ends and the stream
+/// leaves its topic (the queue never filled: the policy did not act).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sse_client_that_stops_reading_ends_at_the_write_timeout() {
+    let server = start(&[
+        ("TERN_WRITE_TIMEOUT", "500ms"),
+        ("REALTIME_SEND_QUEUE", "100000"),
+    ])
+    .await;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(server.addr).await.unwrap();
+    tokio::io::AsyncWriteExt::write_all(
+        &mut stream,
+        format!("GET /news HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr).as_bytes(),
+    )
+    .await
+    .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while server.hub.local_subscribers("news") == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stream never joined"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // 16 MiB of events, far past what the socket buffers hold.
+    let body = "e".repeat(4096);
+    for i in 0..4096 {
+        server
+            .hub
+            .publish("news", "story", &json!({"i": i, "body": body}))
+            .unwrap();
+        if i % 64 == 0 {
+            tokio::task::yield_now().await;
+        }
+    }
+    let started = std::time::Instant::now();
+    while server.hub.local_subscribers("news") > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the stalled stream was kept"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let stats = server.hub.stats();
+    assert_eq!((stats.closed_slow, stats.dropped), (0, 0), "{stats:?}");
+    drop(stream);
+}
