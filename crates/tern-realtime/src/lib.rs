@@ -1,5 +1,8 @@
 //! Realtime for Tern: WebSockets with limits, heartbeats and a graceful
-//! close.
+//! close; topics with presence; server-sent events; and fan-out across
+//! processes over Redis or NATS.
+//!
+//! A socket, by hand:
 //!
 //! ```no_run
 //! use tern::{routing::get, App, Response};
@@ -23,10 +26,43 @@
 //! # }
 //! ```
 //!
-//! - **Handshake** ([`WebSocketUpgrade`]): RFC 6455 over HTTP/1.1, with a
-//!   `problem+json` for every refusal, subprotocols, and the `Origin`
-//!   check: a page from another site cannot open a socket here (`403`)
-//!   unless `WEBSOCKET_ORIGINS` lists it.
+//! Topics, for browsers (the protocol is in [`channels`]), and the same
+//! topic as server-sent events:
+//!
+//! ```no_run
+//! use tern::{extract::Settings, routing::get, App, Response};
+//! use tern_realtime::{sse::EventStream, Channels, Member, Realtime, WebSocketUpgrade};
+//!
+//! async fn socket(ws: WebSocketUpgrade, Settings(rt): Settings<Realtime>) -> Response {
+//!     // Who holds the socket: in an app with accounts, the session's user.
+//!     let member = Member::new("42", "ada");
+//!     let channels = Channels::new(rt.hub()).authorize(|m, topic, _| {
+//!         m.is_some() && topic.starts_with("room:")
+//!     });
+//!     ws.on_upgrade(move |socket| async move { channels.serve(socket, Some(member)).await })
+//! }
+//!
+//! async fn news(events: EventStream, Settings(rt): Settings<Realtime>) -> Response {
+//!     events.follow(rt.hub(), &["news"], None) // Last-Event-ID resumes
+//! }
+//!
+//! # async fn run() -> Result<(), tern::Error> {
+//! let app = App::new()
+//!     .settings::<Realtime>("realtime") // REALTIME_BACKEND=memory|redis|nats
+//!     .route("/socket", get(socket))
+//!     .route("/news", get(news));
+//! // Anywhere (a handler, a job): every subscriber, in every process.
+//! // realtime.hub().publish("news", "story", &story)?;
+//! tern::serve(app).await
+//! # }
+//! ```
+//!
+//! - **Handshake** ([`WebSocketUpgrade`]): RFC 6455 over HTTP/1.1 and RFC
+//!   8441 over HTTP/2, with a `problem+json` for every refusal,
+//!   subprotocols, and the `Origin` check: a page from another site
+//!   cannot open a socket here (`403`) unless `WEBSOCKET_ORIGINS` lists
+//!   it. The library underneath, tokio-tungstenite, was chosen by the
+//!   Autobahn cases and the bench (`PERFORMANCE.md`).
 //! - **Limits** ([`WebSockets`]): message and frame sizes (`1009` past
 //!   them), pings every `WEBSOCKET_PING_INTERVAL`, closed after
 //!   `WEBSOCKET_IDLE_TIMEOUT` without a byte from the client, and
@@ -34,7 +70,17 @@
 //!   counts toward `TERN_MAX_CONNECTIONS` until it closes.
 //! - **Drain**: when the server shuts down every socket is closed with
 //!   `1001` (going away) and the drain waits for the close handshakes,
-//!   within `TERN_SHUTDOWN_TIMEOUT`.
+//!   within `TERN_SHUTDOWN_TIMEOUT`; event streams end.
+//! - **Topics** ([`Hub`]): a message is serialized once for all its
+//!   subscribers; each connection has one bounded queue, and a client
+//!   that falls `REALTIME_SEND_QUEUE` behind is closed (`1008`) or skipped
+//!   (`REALTIME_SLOW_CONSUMER`), never waited for. Presence counts a
+//!   member once however many tabs it has open.
+//! - **Across processes** ([`Realtime`]): `REALTIME_BACKEND=redis` or
+//!   `nats` carries messages and presence between processes; each
+//!   process numbers what it sends, so losses while a connection was
+//!   down are counted and logged ([`hub::Stats`]); connections come back
+//!   by themselves.
 //! - **Tests**: [`testing::WebSocketClient`] opens sockets on
 //!   `tern::test::TestClient` without a port.
 
