@@ -12,8 +12,9 @@
 //!
 //! The schema contracts of `tern-contract` (validation, CBOR, COSE) are
 //! measured on their own, in layers 2 and 3 ([`contracts`]); so are the
-//! database workloads ([`data`]) and the WebSockets, Tern against the
-//! protocol libraries bare on hyper ([`ws`]).
+//! database workloads ([`data`]), the WebSockets, Tern against the
+//! protocol libraries bare on hyper ([`ws`]), and Tern's realtime
+//! channels: held sockets, fan-out, slow consumers ([`realtime`]).
 //!
 //! Each run writes an [`evidence::Evidence`] JSON file, a terminal summary
 //! and an HTML report ([`report`]).
@@ -27,6 +28,7 @@ pub mod evidence;
 pub mod inprocess;
 pub mod machine;
 pub mod process;
+pub mod realtime;
 pub mod report;
 pub mod run;
 pub mod scaling;

@@ -246,6 +246,80 @@ enum Cmd {
         #[arg(long, default_value = "target/bench-ws.json")]
         out: PathBuf,
     },
+    /// Tern's realtime channels (`peer-realtime-tern`, one server core):
+    /// idle sockets held while wrk measures the JSON path beside them
+    /// (and the server's RSS per socket), broadcast latency to large
+    /// topics in one process and across two over Redis and NATS, and a
+    /// client that stops reading; fails on any missing delivery or wrong
+    /// answer (after writing the figures).
+    Realtime {
+        /// Rounds (counts and variants rotated each round).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// `held`: seconds of wrk per trial.
+        #[arg(long, default_value_t = 5.0)]
+        seconds: f64,
+        /// `held`: seconds of wrk before the sockets open.
+        #[arg(long, default_value_t = 1.0)]
+        warmup: f64,
+        /// Small counts, about a second per trial: checks the answers and
+        /// every delivery (CI); the figures mean nothing.
+        #[arg(long)]
+        quick: bool,
+        /// `held`: wrk's connections (one thread), as the lab's json
+        /// workload.
+        #[arg(long, default_value_t = 16)]
+        connections: usize,
+        /// `held`: idle sockets, comma-separated (0 is the baseline of the
+        /// ratio).
+        #[arg(long, value_delimiter = ',', default_value = "0,1000,10000")]
+        held: Vec<usize>,
+        /// `fanout*`: subscribers, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+        fanout: Vec<usize>,
+        /// `fanout*`: broadcasts measured per trial.
+        #[arg(long, default_value_t = 50)]
+        broadcasts: usize,
+        /// Shortest time between two broadcasts (or bursts), ms; each
+        /// also waits for the one before to reach everyone.
+        #[arg(long, default_value_t = 100)]
+        interval_ms: u64,
+        /// `slow`: fast subscribers.
+        #[arg(long, default_value_t = 1000)]
+        slow_subscribers: usize,
+        /// `slow`: bursts measured, at least: more when the stalled
+        /// client's buffers (the server's TCP send buffer, up to
+        /// `net.ipv4.tcp_wmem`'s largest) need more to overflow.
+        #[arg(long, default_value_t = 20)]
+        bursts: usize,
+        /// `slow`: 1 KiB messages per burst.
+        #[arg(long, default_value_t = 64)]
+        burst: usize,
+        /// Workloads, comma-separated (default: all): held, fanout,
+        /// fanout-redis, fanout-nats, slow.
+        #[arg(long, value_delimiter = ',')]
+        workloads: Vec<String>,
+        /// Cores of the servers (taskset list).
+        #[arg(long, default_value = "0")]
+        server_cores: String,
+        /// Cores of the client, this process, and wrk (taskset list).
+        #[arg(long, default_value = "1")]
+        load_cores: String,
+        /// Redis for `fanout-redis` (default: `REDIS_URL`, else
+        /// redis://127.0.0.1:6379/); skipped when unreachable.
+        #[arg(long)]
+        redis_url: Option<String>,
+        /// NATS for `fanout-nats` (default: `NATS_URL`, else
+        /// nats://127.0.0.1:4222); skipped when unreachable.
+        #[arg(long)]
+        nats_url: Option<String>,
+        /// Where `peer-realtime-tern` is (built in bench/peers).
+        #[arg(long, default_value = "bench/peers/target/release")]
+        peers: PathBuf,
+        /// Where the figures go (JSON; the summary beside it, `.txt`).
+        #[arg(long, default_value = "target/bench-realtime.json")]
+        out: PathBuf,
+    },
     /// Instructions per request, Tern vs a hand-written handler (callgrind).
     Inprocess {
         /// Requests per measurement.
@@ -560,6 +634,92 @@ fn main() -> Result<()> {
             let unclean: usize = report.trials.iter().map(|t| t.unclean_closes).sum();
             if quick && unclean > 0 {
                 anyhow::bail!("{unclean} closes not answered in quick mode");
+            }
+            Ok(())
+        }
+        Cmd::Realtime {
+            rounds,
+            seconds,
+            warmup,
+            quick,
+            connections,
+            held,
+            fanout,
+            broadcasts,
+            interval_ms,
+            slow_subscribers,
+            bursts,
+            burst,
+            workloads,
+            server_cores,
+            load_cores,
+            redis_url,
+            nats_url,
+            peers,
+            out,
+        } => {
+            let env_or = |given: Option<String>, var: &str, default: &str| {
+                given
+                    .or_else(|| std::env::var(var).ok().filter(|v| !v.is_empty()))
+                    .unwrap_or_else(|| default.to_owned())
+            };
+            let opts = tern_bench::realtime::Options {
+                binary: peers.join("peer-realtime-tern"),
+                rounds: if quick { 1 } else { rounds.max(1) },
+                seconds: if quick { 1.0 } else { seconds },
+                warmup_s: if quick { 0.0 } else { warmup },
+                connections,
+                held: if quick {
+                    let mut small: Vec<usize> = held.iter().map(|&n| n.min(100)).collect();
+                    small.dedup();
+                    small
+                } else {
+                    held
+                },
+                fanout: if quick {
+                    vec![fanout.iter().copied().min().unwrap_or(100).min(100)]
+                } else {
+                    fanout
+                },
+                broadcasts: if quick {
+                    broadcasts.min(10)
+                } else {
+                    broadcasts
+                },
+                warm: if quick { 1 } else { 5 },
+                interval: std::time::Duration::from_millis(if quick {
+                    interval_ms.min(20)
+                } else {
+                    interval_ms
+                }),
+                slow_subscribers: if quick {
+                    slow_subscribers.min(50)
+                } else {
+                    slow_subscribers
+                },
+                bursts: if quick { bursts.min(8) } else { bursts },
+                burst,
+                workloads,
+                server_cores,
+                load_cores,
+                redis_url: env_or(redis_url, "REDIS_URL", "redis://127.0.0.1:6379/"),
+                nats_url: env_or(nats_url, "NATS_URL", "nats://127.0.0.1:4222"),
+                quick,
+            };
+            let report = tern_bench::realtime::run(&opts)?;
+            let summary = tern_bench::realtime::terminal(&report);
+            print!("{summary}");
+            if let Some(dir) = out.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&out, serde_json::to_vec_pretty(&report)?)?;
+            std::fs::write(out.with_extension("txt"), &summary)?;
+            println!("figures: {}", out.display());
+            if !report.problems.is_empty() {
+                anyhow::bail!(
+                    "{} problem(s), listed above and in the figures",
+                    report.problems.len()
+                );
             }
             Ok(())
         }

@@ -57,7 +57,7 @@ use crate::{
     stats::{summarize, Summary},
 };
 
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+pub(crate) type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// The message and frame limit every server is given: Autobahn's
 /// case 9 sends up to 16 MiB.
@@ -73,13 +73,13 @@ pub const LARGE_LEN: usize = 64 * 1024;
 pub const LARGE_CONNECTIONS: usize = 16;
 
 /// Connections opened (or closed) at once.
-const OPEN_AT_ONCE: usize = 64;
+pub(crate) const OPEN_AT_ONCE: usize = 64;
 
 /// `held`: sockets opened and closed before the measure.
 const HELD_WARM: usize = 16;
 
 /// How long an answer (an echo, a handshake, a close) may take.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The servers, in table order: Tern, then the bare libraries.
 pub const SERVERS: [&str; 3] = ["tern", "tungstenite", "fastwebsockets"];
@@ -262,7 +262,7 @@ pub struct Report {
     pub ratios: Vec<Ratio>,
 }
 
-fn progress(msg: &str) {
+pub(crate) fn progress(msg: &str) {
     eprint!("\r\x1b[2K{msg}");
 }
 
@@ -365,7 +365,7 @@ pub fn run(opts: &Options) -> Result<Report> {
 
 /// Pins every thread of this process (and so the threads and children it
 /// starts later) to `cores`.
-fn pin_self(cores: &str) -> Result<()> {
+pub(crate) fn pin_self(cores: &str) -> Result<()> {
     let status = Command::new("taskset")
         .args(["-a", "-cp", cores, &std::process::id().to_string()])
         .stdout(Stdio::null())
@@ -376,7 +376,7 @@ fn pin_self(cores: &str) -> Result<()> {
 }
 
 /// The number of cores in a `taskset` list (`1`, `0-3`, `1,3`).
-fn cores_in(list: &str) -> usize {
+pub(crate) fn cores_in(list: &str) -> usize {
     list.split(',')
         .map(|part| match part.split_once('-') {
             Some((a, b)) => match (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
@@ -390,7 +390,7 @@ fn cores_in(list: &str) -> usize {
 }
 
 /// One thread per client core: a current-thread runtime for one.
-fn client_runtime(cores: usize) -> Result<Runtime> {
+pub(crate) fn client_runtime(cores: usize) -> Result<Runtime> {
     let rt = if cores == 1 {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -519,7 +519,7 @@ fn trial(
 
 /// The client's read buffer for small messages and held sockets: 4 KiB,
 /// so that 10,000 held sockets cost the client little.
-const SMALL_READS: usize = 4096;
+pub(crate) const SMALL_READS: usize = 4096;
 
 /// The client's read buffer for `echo-large`: tokio-tungstenite's default
 /// (128 KiB), read in one call where 4 KiB takes 16 per message; the
@@ -528,14 +528,14 @@ const SMALL_READS: usize = 4096;
 const LARGE_READS: usize = 128 * 1024;
 
 /// The client's configuration, with a read buffer of `reads` bytes.
-fn client_config(reads: usize) -> WebSocketConfig {
+pub(crate) fn client_config(reads: usize) -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(reads)
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE))
 }
 
-async fn open(addr: SocketAddr, path: &str, reads: usize) -> Result<Ws> {
+pub(crate) async fn open(addr: SocketAddr, path: &str, reads: usize) -> Result<Ws> {
     let url = format!("ws://{addr}{path}");
     let (ws, res) = tokio::time::timeout(
         ANSWER_TIMEOUT,
@@ -562,7 +562,7 @@ async fn open_many(addr: SocketAddr, n: usize, reads: usize) -> Result<Vec<Ws>> 
 
 /// The next text or binary message (pings are answered by the library,
 /// pongs ignored), within [`ANSWER_TIMEOUT`].
-async fn next_message(ws: &mut Ws) -> Result<Message> {
+pub(crate) async fn next_message(ws: &mut Ws) -> Result<Message> {
     loop {
         let frame = tokio::time::timeout(ANSWER_TIMEOUT, ws.next())
             .await
@@ -707,7 +707,7 @@ async fn close(mut ws: Ws) -> bool {
 }
 
 /// Closes every socket; the number whose close was not answered.
-async fn close_all(sockets: Vec<Ws>) -> usize {
+pub(crate) async fn close_all(sockets: Vec<Ws>) -> usize {
     stream::iter(sockets)
         .map(close)
         .buffer_unordered(OPEN_AT_ONCE * 4)
@@ -839,7 +839,7 @@ fn ratio(a: f64, b: f64) -> Option<f64> {
     (a.is_finite() && b.is_finite() && b > 0.0).then(|| a / b)
 }
 
-fn fmt_value(v: f64) -> String {
+pub(crate) fn fmt_value(v: f64) -> String {
     if !v.is_finite() {
         "-".to_owned()
     } else if v.abs() >= 1000.0 {
