@@ -16,6 +16,21 @@
 //! (`presence.join`, `presence.leave`, `data` the member). A refused or
 //! malformed command is answered `{"op":"error","topic":..,"error":".."}`
 //! and the socket stays open.
+//!
+//! **CBOR.** A client that asks for the subprotocol [`CBOR`] (`tern.cbor`,
+//! offered by the handler with [`WebSocketUpgrade::protocols`]) sends the
+//! same commands and receives the same answers and envelopes as CBOR maps
+//! (RFC 8949) in binary messages. Each message is encoded in CBOR once,
+//! for every CBOR client of the process, beside its one JSON encoding.
+//!
+//! **Limits.** A connection publishes at most
+//! [`publish_rate`](Channels::publish_rate) messages a second (20 by
+//! default, in bursts of up to 40); past that a `publish` is answered
+//! with an error and dropped. It joins at most [`MAX_TOPICS`] topics.
+//! A client that falls behind is handled as `REALTIME_SLOW_CONSUMER`
+//! says (closed with `1008`, or skipped).
+//!
+//! [`WebSocketUpgrade::protocols`]: crate::WebSocketUpgrade::protocols
 
 use std::sync::Arc;
 
@@ -29,6 +44,63 @@ use crate::{
 
 /// The most topics one connection may join.
 pub const MAX_TOPICS: usize = 32;
+
+/// The subprotocol of clients that speak CBOR (binary messages) instead
+/// of JSON text.
+pub const CBOR: &str = "tern.cbor";
+
+/// The most queued messages written to a socket at one wake-up, before
+/// one flush.
+const BATCH: usize = 64;
+
+/// How a connection's commands and messages are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Json,
+    Cbor,
+}
+
+impl Format {
+    fn encode(self, value: &serde_json::Value) -> Message {
+        match self {
+            Format::Json => Message::text(value.to_string()),
+            Format::Cbor => {
+                let mut out = Vec::new();
+                ciborium::into_writer(value, &mut out).expect("JSON values encode in CBOR");
+                Message::binary(out)
+            }
+        }
+    }
+
+    fn delivery(self, d: &crate::Delivery) -> Message {
+        match self {
+            Format::Json => Message::Text(d.text().clone()),
+            Format::Cbor => Message::Binary(d.cbor().clone()),
+        }
+    }
+}
+
+/// A token bucket: `rate` a second, up to `burst` at once.
+#[derive(Debug)]
+struct Bucket {
+    tokens: f64,
+    last: tokio::time::Instant,
+}
+
+impl Bucket {
+    fn take(&mut self, rate: u32, burst: u32) -> bool {
+        let now = tokio::time::Instant::now();
+        let gained = now.duration_since(self.last).as_secs_f64() * f64::from(rate);
+        self.tokens = (self.tokens + gained).min(f64::from(burst));
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
 
 /// What a client asks to do in a topic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +118,8 @@ type Authorize = dyn Fn(Option<&Member>, &str, Access) -> bool + Send + Sync;
 pub struct Channels {
     hub: Hub,
     authorize: Arc<Authorize>,
+    rate: u32,
+    burst: u32,
 }
 
 impl std::fmt::Debug for Channels {
@@ -76,8 +150,8 @@ enum Command {
     },
 }
 
-fn error(topic: Option<&str>, error: &str) -> Message {
-    Message::text(serde_json::json!({"op": "error", "topic": topic, "error": error}).to_string())
+fn error(topic: Option<&str>, error: &str) -> serde_json::Value {
+    serde_json::json!({"op": "error", "topic": topic, "error": error})
 }
 
 impl Channels {
@@ -88,7 +162,18 @@ impl Channels {
         Channels {
             hub: hub.clone(),
             authorize: Arc::new(|member, _, _| member.is_some()),
+            rate: 20,
+            burst: 40,
         }
+    }
+
+    /// At most `per_second` publishes a second per connection, in bursts
+    /// of up to `burst` (default 20 and 40). Past that, a `publish` is
+    /// answered with an error and dropped.
+    pub fn publish_rate(mut self, per_second: u32, burst: u32) -> Self {
+        self.rate = per_second;
+        self.burst = burst.max(1);
+        self
     }
 
     /// Decides who may join or publish to which topic.
@@ -103,46 +188,95 @@ impl Channels {
     /// Serves one socket until it closes; `member` is who holds it (the
     /// session's user), `None` for anonymous clients.
     pub async fn serve(&self, mut socket: WebSocket, member: Option<Member>) {
+        let format = if socket.protocol() == Some(CBOR) {
+            Format::Cbor
+        } else {
+            Format::Json
+        };
         let mut conn = self.hub.connect(member);
+        let mut bucket = Bucket {
+            tokens: f64::from(self.burst),
+            last: tokio::time::Instant::now(),
+        };
+        let mut batch = Vec::new();
         loop {
-            tokio::select! {
+            let answer = tokio::select! {
                 incoming = socket.recv() => match incoming {
-                    Some(Ok(Message::Text(text))) => {
-                        if let Some(answer) = self.command(&mut conn, &text) {
-                            if socket.send(answer).await.is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    Some(Ok(Message::Binary(_))) => {
-                        if socket.send(error(None, "commands are JSON text messages")).await.is_err() {
-                            return;
-                        }
-                    }
+                    Some(Ok(message)) => self.command(&mut conn, format, &message, &mut bucket),
                     Some(Err(_)) | None => return,
                 },
                 delivery = conn.recv() => match delivery {
-                    Ok(delivery) => {
-                        let message = Message::Text(delivery.text().clone());
-                        tokio::select! {
-                            sent = socket.send(message) => if sent.is_err() { return },
-                            // Fell behind while this send waited: the
-                            // socket cannot take a close frame either.
-                            () = conn.overflowed() => return,
+                    Ok(first) => {
+                        // What is queued goes out at this wake-up, with one
+                        // flush.
+                        batch.push(format.delivery(&first));
+                        while batch.len() < BATCH {
+                            match conn.try_recv() {
+                                Some(d) => batch.push(format.delivery(&d)),
+                                None => break,
+                            }
                         }
+                        let stalled = tokio::select! {
+                            sent = socket.send_all(batch.drain(..)) => {
+                                if sent.is_err() {
+                                    return;
+                                }
+                                false
+                            }
+                            () = conn.overflowed() => true,
+                        };
+                        if stalled {
+                            // It fell behind while a write waited: the
+                            // close goes after what it has not read, and
+                            // reaches it if it reads again within
+                            // WEBSOCKET_CLOSE_TIMEOUT.
+                            drop(conn);
+                            let _ = socket.close(close_code::POLICY, "too slow: fell behind on messages").await;
+                            return;
+                        }
+                        None
                     }
                     Err(Overflowed) => {
+                        drop(conn);
                         let _ = socket.close(close_code::POLICY, "too slow: fell behind on messages").await;
                         return;
                     }
                 },
+            };
+            if let Some(answer) = answer {
+                if socket.send(format.encode(&answer)).await.is_err() {
+                    return;
+                }
             }
         }
     }
 
     /// Runs one command; the answer to send, if any.
-    fn command(&self, conn: &mut Connection, text: &str) -> Option<Message> {
-        let command: Command = match serde_json::from_str(text) {
+    fn command(
+        &self,
+        conn: &mut Connection,
+        format: Format,
+        message: &Message,
+        bucket: &mut Bucket,
+    ) -> Option<serde_json::Value> {
+        let parsed = match (format, message) {
+            (Format::Json, Message::Text(text)) => {
+                serde_json::from_str::<Command>(text).map_err(|e| e.to_string())
+            }
+            (Format::Cbor, Message::Binary(bytes)) => {
+                ciborium::from_reader::<Command, _>(&bytes[..]).map_err(|e| e.to_string())
+            }
+            (Format::Json, Message::Binary(_)) => {
+                return Some(error(None, "commands are JSON text messages (or CBOR binary ones with the subprotocol tern.cbor)"));
+            }
+            (Format::Cbor, Message::Text(_)) => {
+                return Some(error(
+                    None,
+                    "this socket speaks tern.cbor: commands are CBOR binary messages",
+                ));
+            }
+        };
+        let command = match parsed {
             Ok(c) => c,
             Err(e) => {
                 return Some(error(
@@ -173,18 +307,15 @@ impl Channels {
                     ));
                 }
                 match conn.join(topic) {
-                    Ok(presence) => Some(Message::text(
-                        serde_json::json!({"op": "joined", "topic": topic, "presence": presence})
-                            .to_string(),
-                    )),
+                    Ok(presence) => Some(
+                        serde_json::json!({"op": "joined", "topic": topic, "presence": presence}),
+                    ),
                     Err(e) => Some(error(Some(topic), &e.to_string())),
                 }
             }
             Command::Leave { topic } => {
                 conn.leave(topic);
-                Some(Message::text(
-                    serde_json::json!({"op": "left", "topic": topic}).to_string(),
-                ))
+                Some(serde_json::json!({"op": "left", "topic": topic}))
             }
             Command::Publish { topic, event, data } => {
                 if !allowed(Access::Publish) {
@@ -192,6 +323,15 @@ impl Channels {
                 }
                 if event.starts_with("presence.") {
                     return Some(error(Some(topic), "`presence.` events are the server's"));
+                }
+                if !bucket.take(self.rate, self.burst) {
+                    return Some(error(
+                        Some(topic),
+                        &format!(
+                            "publishing too fast: at most {} messages a second (bursts of {}); this one was dropped",
+                            self.rate, self.burst
+                        ),
+                    ));
                 }
                 match self.hub.publish_from(topic, event, conn.member(), data) {
                     Ok(_) => None,
@@ -202,10 +342,9 @@ impl Channels {
                 if !allowed(Access::Join) {
                     return Some(error(Some(topic), "not allowed to see this topic"));
                 }
-                Some(Message::text(
-                    serde_json::json!({"op": "presence", "topic": topic, "presence": self.hub.presence(topic)})
-                        .to_string(),
-                ))
+                Some(
+                    serde_json::json!({"op": "presence", "topic": topic, "presence": self.hub.presence(topic)}),
+                )
             }
         }
     }

@@ -3,7 +3,8 @@
 //!
 //! A message is serialized once, as the envelope every client receives
 //! (`{"topic":..,"event":..,"id":..,"data":..}`), and that one buffer
-//! is handed to every subscriber's bounded queue. A full queue is a slow
+//! is handed to every subscriber's bounded queue (clients that speak CBOR
+//! share one CBOR encoding of it, made when the first of them needs it). A full queue is a slow
 //! consumer: closed or skipped, as `REALTIME_SLOW_CONSUMER` says, never
 //! waited for, so one client that stops reading delays no other.
 
@@ -83,6 +84,8 @@ pub struct Delivery {
     pub(crate) event: Arc<str>,
     pub(crate) id: Option<Arc<str>>,
     pub(crate) text: Text,
+    /// The envelope in CBOR, made once, by the first subscriber that asks.
+    pub(crate) cbor: Arc<std::sync::OnceLock<Bytes>>,
 }
 
 impl Delivery {
@@ -101,6 +104,19 @@ impl Delivery {
     /// The envelope, as JSON text.
     pub fn text(&self) -> &Text {
         &self.text
+    }
+    /// The envelope in CBOR (RFC 8949), the same map as [`text`](Self::text)
+    /// (JSON's numbers, strings, arrays, maps, booleans and null as CBOR's):
+    /// encoded once per message, by the first subscriber that asks, and
+    /// shared by every other.
+    pub fn cbor(&self) -> &Bytes {
+        self.cbor.get_or_init(|| {
+            let value: serde_json::Value = serde_json::from_str(self.text.as_str())
+                .expect("an envelope is JSON: the hub wrote it");
+            let mut out = Vec::with_capacity(self.text.len());
+            ciborium::into_writer(&value, &mut out).expect("JSON values encode in CBOR");
+            Bytes::from(out)
+        })
     }
 }
 
@@ -134,6 +150,7 @@ fn envelope<T: Serialize + ?Sized>(
         event: Arc::from(event),
         id,
         text: Text::from(json),
+        cbor: Arc::default(),
     })
 }
 
@@ -563,6 +580,7 @@ impl Hub {
                     event: Arc::from(event),
                     id: Some(Arc::from(id)),
                     text: Text::from(json.to_owned()),
+                    cbor: Arc::default(),
                 },
                 false,
             ),
@@ -826,6 +844,15 @@ impl Connection {
                 None => std::future::pending().await,
             },
         }
+    }
+
+    /// The next message if one is queued, without waiting; `None` also
+    /// once the client fell behind (then [`recv`](Self::recv) says so).
+    pub fn try_recv(&mut self) -> Option<Delivery> {
+        if self.overflow.hit.load(Ordering::Acquire) {
+            return None;
+        }
+        self.rx.try_recv().ok()
     }
 
     /// A signal that completes when the client fell behind (policy

@@ -74,8 +74,12 @@
 //! - **Topics** ([`Hub`]): a message is serialized once for all its
 //!   subscribers; each connection has one bounded queue, and a client
 //!   that falls `REALTIME_SEND_QUEUE` behind is closed (`1008`) or skipped
-//!   (`REALTIME_SLOW_CONSUMER`), never waited for. Presence counts a
-//!   member once however many tabs it has open.
+//!   (`REALTIME_SLOW_CONSUMER`), never waited for; the kernel's send
+//!   buffer per socket is capped (`WEBSOCKET_SEND_BUFFER`), so that queue
+//!   fills soon after a client stops reading. Presence counts a member
+//!   once however many tabs it has open. [`Channels`] serves topics to
+//!   browsers in JSON or, with the subprotocol `tern.cbor`, in CBOR, with
+//!   a publish rate per connection.
 //! - **Across processes** ([`Realtime`]): `REALTIME_BACKEND=redis` or
 //!   `nats` carries messages and presence between processes; each
 //!   process numbers what it sends, so losses while a connection was

@@ -16,6 +16,7 @@ use serde::Deserialize;
 /// | `WEBSOCKET_IDLE_TIMEOUT` | `75s`: nothing from the client (not even a pong) for this long closes the socket |
 /// | `WEBSOCKET_ORIGINS` | none: other sites whose pages may open sockets here (`https://app.example.com`, a list; `*` for any) |
 /// | `WEBSOCKET_CLOSE_TIMEOUT` | `5s`: how long a close waits for the client's answer |
+/// | `WEBSOCKET_SEND_BUFFER` | `65536` bytes: the kernel's send buffer per socket (`SO_SNDBUF`; `0` leaves Linux's autotuning, up to 4 MiB): what a client that stops reading can pin in the kernel before its queue (`REALTIME_SEND_QUEUE`) fills |
 ///
 /// A browser's handshake from another site (an `Origin` that is neither
 /// this host nor listed) is refused with `403`, in production and in
@@ -36,6 +37,8 @@ pub struct WebSockets {
     pub(crate) origins: Vec<String>,
     #[serde(default = "close", deserialize_with = "tern::settings::duration")]
     pub(crate) close_timeout: Duration,
+    #[serde(default = "send_buffer")]
+    pub(crate) send_buffer: usize,
 }
 
 fn max_message() -> usize {
@@ -50,6 +53,9 @@ fn idle() -> Duration {
 fn close() -> Duration {
     Duration::from_secs(5)
 }
+fn send_buffer() -> usize {
+    64 * 1024
+}
 
 impl Default for WebSockets {
     fn default() -> Self {
@@ -60,6 +66,7 @@ impl Default for WebSockets {
             idle_timeout: idle(),
             origins: Vec::new(),
             close_timeout: close(),
+            send_buffer: send_buffer(),
         }
     }
 }
@@ -135,6 +142,15 @@ mod tests {
 /// | `REALTIME_CHANNEL` | `tern`: the Redis channel or NATS subject the processes share (one per app) |
 /// | `REALTIME_SEND_QUEUE` | `256` messages waiting for one slow client at most ... |
 /// | `REALTIME_SLOW_CONSUMER` | ... then `close` it (`1008`; an SSE stream ends), or `drop` the messages it cannot take |
+///
+/// The queue counts messages beyond what the kernel took for the socket:
+/// up to `WEBSOCKET_SEND_BUFFER` (doubled by Linux) plus the client's own
+/// receive buffer. A client that stopped reading altogether gets its
+/// `1008` after the messages it has not read, if it reads again within
+/// `WEBSOCKET_CLOSE_TIMEOUT`; the connection is dropped then.
+///
+/// | variable | default |
+/// |---|---|
 /// | `REALTIME_REPLAY` | `100` messages per topic kept for SSE clients that resume with `Last-Event-ID` |
 /// | `REALTIME_KEEP_ALIVE` | `15s`: an SSE comment this often keeps proxies from closing a quiet stream |
 /// | `REALTIME_PRESENCE_INTERVAL` | `10s`: each process re-announces who it holds; a process silent for 3 intervals is gone |

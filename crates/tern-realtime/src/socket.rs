@@ -19,11 +19,13 @@ use crate::settings::WebSockets;
 
 /// The protocol library's configuration from the settings: the size
 /// limits, and a small read buffer (4 KiB: a held, idle socket costs
-/// little; messages are assembled apart from it).
+/// little; messages are assembled apart from it). Frames are written when
+/// flushed or when 16 KiB are waiting, so [`WebSocket::send_all`] writes
+/// a burst at once; the buffer is allocated as it is used.
 pub(crate) fn config(settings: &WebSockets) -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(4096)
-        .write_buffer_size(0)
+        .write_buffer_size(16 * 1024)
         .max_write_buffer_size(settings.max_message.saturating_mul(2).max(64 * 1024))
         .max_message_size(Some(settings.max_message))
         .max_frame_size(Some(settings.max_frame))
@@ -401,6 +403,33 @@ impl WebSocket {
             return Err(Error::closed());
         }
         match self.stream.send(message.into().into_frame()).await {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let e = Error::from(e);
+                self.fail(&e).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Sends several messages with one flush: frames are written 16 KiB at
+    /// a time rather than one by one. Otherwise as [`send`](Self::send).
+    pub async fn send_all<I>(&mut self, messages: I) -> Result<(), Error>
+    where
+        I: IntoIterator<Item = Message>,
+    {
+        if self.state != State::Open {
+            return Err(Error::closed());
+        }
+        let stream = &mut self.stream;
+        let sent = async {
+            for message in messages {
+                stream.feed(message.into_frame()).await?;
+            }
+            stream.flush().await
+        }
+        .await;
+        match sent {
             Ok(()) => Ok(()),
             Err(e) => {
                 let e = Error::from(e);

@@ -249,6 +249,11 @@ impl WebSocketUpgrade {
                     return;
                 }
             };
+            if settings.send_buffer > 0 {
+                if let Err(e) = io.set_send_buffer(settings.send_buffer) {
+                    tracing::debug!(error = %e, "websocket: WEBSOCKET_SEND_BUFFER not applied");
+                }
+            }
             let stream = WebSocketStream::from_raw_socket(
                 io,
                 Role::Server,

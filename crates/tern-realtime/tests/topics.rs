@@ -148,6 +148,8 @@ async fn a_slow_consumer_is_closed_and_slows_no_one_else() {
     let server = start(&[
         ("REALTIME_SEND_QUEUE", "256"),
         ("TERN_WRITE_TIMEOUT", "30s"),
+        // Long enough for the close to wait until the test reads.
+        ("WEBSOCKET_CLOSE_TIMEOUT", "60s"),
     ])
     .await;
     let mut fast = connect(server.addr, Some("fast")).await;
@@ -180,6 +182,7 @@ async fn a_slow_consumer_is_closed_and_slows_no_one_else() {
         (started.elapsed(), fast)
     });
     // 16 at a time, 2 ms apart: a client that reads keeps up.
+    let mut overflowed_at = None;
     for i in 0..total {
         server
             .hub
@@ -187,8 +190,21 @@ async fn a_slow_consumer_is_closed_and_slows_no_one_else() {
             .unwrap();
         if i % 16 == 15 {
             tokio::time::sleep(Duration::from_millis(2)).await;
+            if overflowed_at.is_none() && server.hub.stats().closed_slow == 1 {
+                overflowed_at = Some(i + 1);
+            }
         }
     }
+    // The kernel's share is capped (WEBSOCKET_SEND_BUFFER, 64 KiB, which
+    // Linux doubles; 16 KiB of the client's): the queue of 256 fills after
+    // some 400 messages of 1 KiB, not after the megabytes Linux's
+    // autotuning would let the socket take.
+    let overflowed_at = overflowed_at.expect("the stalled client never fell behind");
+    println!("the stalled client fell behind after {overflowed_at} messages");
+    assert!(
+        overflowed_at < 1_000,
+        "the stalled client fell behind only after {overflowed_at} messages"
+    );
     let (took, _fast) = tokio::time::timeout(Duration::from_secs(60), reader)
         .await
         .expect("the fast client did not get every message")
@@ -198,12 +214,23 @@ async fn a_slow_consumer_is_closed_and_slows_no_one_else() {
     assert_eq!(stats.dropped, 0);
     println!("fast client: {total} messages in {took:?} beside a stalled one");
     // The slow one was closed: reading now drains what was buffered, then
-    // the connection ends (with 1008 if the close frame got through).
+    // the close frame, 1008, follows the messages it had not read.
     let ended = tokio::time::timeout(Duration::from_secs(10), async {
-        while let Some(Ok(_)) = slow.next().await {}
+        let mut ticks = 0;
+        loop {
+            match slow.next().await {
+                Some(Ok(tungstenite::Message::Text(_))) => ticks += 1,
+                Some(Ok(tungstenite::Message::Close(frame))) => return (ticks, frame),
+                Some(Ok(_)) => {}
+                other => panic!("no close frame after {ticks} messages: {other:?}"),
+            }
+        }
     })
     .await;
-    assert!(ended.is_ok(), "the slow client was not closed");
+    let (ticks, frame) = ended.expect("the slow client was not closed");
+    let frame = frame.expect("a close frame with a code");
+    assert_eq!(u16::from(frame.code), 1008, "{frame:?}");
+    assert!(ticks > 0 && ticks < overflowed_at, "{ticks}");
     assert_eq!(server.hub.local_subscribers("feed"), 1);
 }
 
@@ -328,6 +355,139 @@ async fn one_serialization_per_message() {
     assert_eq!(x.event(), "e");
     // The same buffer, not two copies.
     assert_eq!(x.text().as_ptr(), y.text().as_ptr());
+    // And one CBOR encoding, made when first asked for, shared.
+    assert_eq!(x.cbor().as_ptr(), y.cbor().as_ptr());
+    let decoded: Value = ciborium::from_reader(&x.cbor()[..]).unwrap();
+    let json: Value = serde_json::from_str(x.text()).unwrap();
+    assert_eq!(decoded, json);
+}
+
+#[tokio::test]
+async fn the_cbor_subprotocol_gets_cbor_commands_answers_and_messages() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let server = start(&[]).await;
+    let mut request = format!("ws://{}/socket?user=cy", server.addr)
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", "tern.cbor".parse().unwrap());
+    let (mut cy, res) = tokio_tungstenite::connect_async(request).await.unwrap();
+    assert_eq!(res.headers()["sec-websocket-protocol"], "tern.cbor");
+    let mut jo = connect(server.addr, Some("jo")).await;
+    join(&mut jo, "room:1").await;
+
+    async fn cbor(ws: &mut Ws, value: Value) {
+        let mut out = Vec::new();
+        ciborium::into_writer(&value, &mut out).unwrap();
+        ws.send(tungstenite::Message::binary(out)).await.unwrap();
+    }
+    async fn next_cbor(ws: &mut Ws) -> Value {
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
+                .await
+                .expect("nothing arrived")
+                .unwrap()
+                .unwrap();
+            match frame {
+                tungstenite::Message::Binary(b) => return ciborium::from_reader(&b[..]).unwrap(),
+                tungstenite::Message::Text(t) => panic!("text on a CBOR socket: {t}"),
+                _ => {}
+            }
+        }
+    }
+    cbor(&mut cy, json!({"op": "join", "topic": "room:1"})).await;
+    let joined = next_cbor(&mut cy).await;
+    assert_eq!(joined["op"], "joined");
+    assert_eq!(names(&joined["presence"]), ["cy", "jo"]);
+    assert_eq!(next(&mut jo).await["event"], "presence.join");
+
+    // Published in CBOR, received in CBOR and in JSON: the same envelope.
+    cbor(
+        &mut cy,
+        json!({"op": "publish", "topic": "room:1", "event": "message", "data": {"n": -7, "s": "ü", "l": [1.5, null, true]}}),
+    )
+    .await;
+    let as_cbor = next_cbor(&mut cy).await;
+    let as_json = next(&mut jo).await;
+    assert_eq!(as_cbor, as_json);
+    assert_eq!(as_cbor["data"]["s"], "ü");
+    assert_eq!(as_cbor["from"]["name"], "cy");
+
+    // Errors in CBOR too; a text command is refused, the socket stays.
+    cbor(&mut cy, json!({"op": "dance"})).await;
+    assert!(next_cbor(&mut cy).await["error"]
+        .as_str()
+        .unwrap()
+        .contains("not a command"));
+    cy.send(tungstenite::Message::text("{}")).await.unwrap();
+    assert!(next_cbor(&mut cy).await["error"]
+        .as_str()
+        .unwrap()
+        .contains("CBOR binary"));
+    cy.send(tungstenite::Message::binary(vec![0xff, 0x00, 0x5b]))
+        .await
+        .unwrap();
+    assert_eq!(next_cbor(&mut cy).await["op"], "error");
+    // Deep nesting within the message limit: an error, not a crash.
+    cy.send(tungstenite::Message::binary(vec![0x81; 60_000]))
+        .await
+        .unwrap();
+    assert_eq!(next_cbor(&mut cy).await["op"], "error");
+    cbor(&mut cy, json!({"op": "presence", "topic": "room:1"})).await;
+    assert_eq!(next_cbor(&mut cy).await["op"], "presence");
+}
+
+#[tokio::test]
+async fn a_client_over_the_publish_rate_is_told_and_its_messages_dropped() {
+    let server = start(&[]).await;
+    let mut reader = connect(server.addr, Some("reader")).await;
+    join(&mut reader, "room:1").await;
+    let mut noisy = connect(server.addr, Some("noisy")).await;
+    // 100 at once: the burst (40) goes through, the rest is refused.
+    for i in 0..100 {
+        send(
+            &mut noisy,
+            json!({"op": "publish", "topic": "room:1", "event": "m", "data": i}),
+        )
+        .await;
+    }
+    let mut refused = 0;
+    while refused < 55 {
+        let answer = next(&mut noisy).await;
+        assert_eq!(answer["op"], "error", "{answer}");
+        assert!(
+            answer["error"]
+                .as_str()
+                .unwrap()
+                .contains("publishing too fast: at most 20 messages a second"),
+            "{answer}"
+        );
+        refused += 1;
+    }
+    let mut got = Vec::new();
+    while let Ok(Some(Ok(tungstenite::Message::Text(t)))) =
+        tokio::time::timeout(Duration::from_millis(300), reader.next()).await
+    {
+        let m: Value = serde_json::from_str(t.as_str()).unwrap();
+        if m["event"] == "m" {
+            got.push(m["data"].as_i64().unwrap());
+        }
+    }
+    // 40 at once, and maybe one or two more earned while they were sent.
+    assert!((40..=45).contains(&got.len()), "{}", got.len());
+    assert_eq!(got[..40], (0..40).collect::<Vec<i64>>()[..]);
+    // The rate refills: a second later it may publish again.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    while let Ok(Some(Ok(_))) = tokio::time::timeout(Duration::from_millis(50), noisy.next()).await
+    {
+    }
+    send(
+        &mut noisy,
+        json!({"op": "publish", "topic": "room:1", "event": "m", "data": "again"}),
+    )
+    .await;
+    assert_eq!(next(&mut reader).await["data"], "again");
 }
 
 /// An SSE client that stops reading: the server's write waits for it at

@@ -113,7 +113,13 @@ impl Future for OnUpgrade {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (idle, write) = (self.idle, self.write);
         match Pin::new(&mut self.inner).poll(cx) {
-            Poll::Ready(Ok(io)) => Poll::Ready(Ok(Upgraded::new(TokioIo::new(io), idle, write))),
+            Poll::Ready(Ok(io)) => {
+                let io = match crate::server::server_socket(io) {
+                    Ok((socket, read)) => Io::Server { socket, read },
+                    Err(io) => Io::Hyper(TokioIo::new(io)),
+                };
+                Poll::Ready(Ok(Upgraded::new(io, idle, write)))
+            }
             Poll::Ready(Err(e)) => Poll::Ready(Err(UpgradeError(e))),
             Poll::Pending => Poll::Pending,
         }
@@ -133,10 +139,87 @@ impl fmt::Display for UpgradeError {
 
 impl std::error::Error for UpgradeError {}
 
+/// What an upgraded connection reads and writes.
+enum Io {
+    /// The server's socket, found under hyper's wrappers (an HTTP/1.1
+    /// connection), after the bytes hyper read past the upgrade.
+    Server {
+        socket: Box<dyn crate::server::ServerSocket>,
+        read: bytes::Bytes,
+    },
+    /// An HTTP/2 stream (RFC 8441), an in-process connection.
+    Hyper(TokioIo<hyper::upgrade::Upgraded>),
+}
+
+impl AsyncRead for Io {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Server { socket, read } => {
+                if read.is_empty() {
+                    return Pin::new(socket).poll_read(cx, buf);
+                }
+                let n = read.len().min(buf.remaining());
+                buf.put_slice(&read.split_to(n));
+                Poll::Ready(Ok(()))
+            }
+            Io::Hyper(io) => Pin::new(io).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Io {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Io::Server { socket, .. } => Pin::new(socket).poll_write(cx, buf),
+            Io::Hyper(io) => Pin::new(io).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Io::Server { socket, .. } => Pin::new(socket).poll_write_vectored(cx, bufs),
+            Io::Hyper(io) => Pin::new(io).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Io::Server { socket, .. } => socket.is_write_vectored(),
+            Io::Hyper(io) => io.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Server { socket, .. } => Pin::new(socket).poll_flush(cx),
+            Io::Hyper(io) => Pin::new(io).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Io::Server { socket, .. } => Pin::new(socket).poll_shutdown(cx),
+            Io::Hyper(io) => Pin::new(io).poll_shutdown(cx),
+        }
+    }
+}
+
 /// An upgraded connection with idle and write timeouts; see the module
 /// docs.
 pub struct Upgraded {
-    io: TokioIo<hyper::upgrade::Upgraded>,
+    io: Io,
     idle: Duration,
     write: Duration,
     last_read: Instant,
@@ -160,7 +243,7 @@ fn timed_out(what: &str) -> io::Error {
 }
 
 impl Upgraded {
-    fn new(io: TokioIo<hyper::upgrade::Upgraded>, idle: Duration, write: Duration) -> Self {
+    fn new(io: Io, idle: Duration, write: Duration) -> Self {
         let now = Instant::now();
         Upgraded {
             io,
@@ -183,13 +266,31 @@ impl Upgraded {
         self.write
     }
 
+    /// Caps the kernel's send buffer for this connection (`SO_SNDBUF`;
+    /// Linux doubles the figure for its bookkeeping). A client that stops
+    /// reading then pins at most that much kernel memory, and a sender's
+    /// own queue (a WebSocket's messages) starts to fill soon after,
+    /// instead of after the megabytes Linux's autotuning allows
+    /// (`net.ipv4.tcp_wmem`). A small buffer also caps the throughput to a
+    /// distant client (about the buffer per round trip).
+    ///
+    /// Does nothing on an upgrade without a socket of its own: an HTTP/2
+    /// stream (RFC 8441, where the stream's flow-control window bounds
+    /// it), or an in-process connection.
+    ///
+    /// # Errors
+    /// The system refused the option.
+    pub fn set_send_buffer(&self, bytes: usize) -> io::Result<()> {
+        match &self.io {
+            Io::Server { socket, .. } => socket.set_send_buffer(bytes),
+            Io::Hyper(_) => Ok(()),
+        }
+    }
+
     fn poll_write_with<R>(
         &mut self,
         cx: &mut Context<'_>,
-        write: impl FnOnce(
-            Pin<&mut TokioIo<hyper::upgrade::Upgraded>>,
-            &mut Context<'_>,
-        ) -> Poll<io::Result<R>>,
+        write: impl FnOnce(Pin<&mut Io>, &mut Context<'_>) -> Poll<io::Result<R>>,
     ) -> Poll<io::Result<R>> {
         match write(Pin::new(&mut self.io), cx) {
             Poll::Pending => {

@@ -345,3 +345,86 @@ async fn upgraded_connections_time_out() {
     assert!(total < 64 * 1024 * 1024, "{total} bytes");
     server.shutdown().await;
 }
+
+/// Bytes the client sent right behind its upgrade request (read by the
+/// server with the head) come first on the upgraded connection; the
+/// connection's kernel send buffer can be capped
+/// (`Upgraded::set_send_buffer`), so that a client that stops reading
+/// holds little of the server's memory.
+#[tokio::test]
+async fn upgraded_connections_keep_early_bytes_and_cap_their_send_buffer() {
+    async fn flood(mut req: Request) -> Response {
+        let cap: Option<usize> = req.uri().query().and_then(|q| q.parse().ok());
+        let on_upgrade = upgrade::on(&mut req);
+        tokio::spawn(async move {
+            let Ok(mut io) = on_upgrade.await else { return };
+            if let Some(cap) = cap {
+                io.set_send_buffer(cap).unwrap();
+            }
+            // Echo the first 5 bytes, then write until the kernel takes no
+            // more for 300 ms, and say how much it took.
+            let mut first = [0u8; 5];
+            io.read_exact(&mut first).await.unwrap();
+            io.write_all(&first).await.unwrap();
+            let chunk = vec![b'x'; 4096];
+            let mut taken = 0usize;
+            while let Ok(Ok(n)) =
+                tokio::time::timeout(Duration::from_millis(300), io.write(&chunk)).await
+            {
+                taken += n;
+            }
+            TAKEN.lock().unwrap().push((cap, taken));
+        });
+        let mut res = StatusCode::SWITCHING_PROTOCOLS.into_response();
+        res.headers_mut()
+            .insert("connection", http::HeaderValue::from_static("upgrade"));
+        res.headers_mut()
+            .insert("upgrade", http::HeaderValue::from_static("flood"));
+        res
+    }
+    static TAKEN: std::sync::Mutex<Vec<(Option<usize>, usize)>> = std::sync::Mutex::new(Vec::new());
+    let server = spawn(App::new().route("/flood", get(flood))).await;
+    for query in ["", "?8192"] {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        let mut stream = socket.connect(server.addr).await.unwrap();
+        // The head and the first bytes of the new protocol in one write.
+        stream
+            .write_all(
+                format!("GET /flood{query} HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: flood\r\n\r\nhello")
+                    .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut b = [0u8; 1];
+            stream.read_exact(&mut b).await.unwrap();
+            head.push(b[0]);
+        }
+        assert!(head.starts_with(b"HTTP/1.1 101"));
+        let mut echoed = [0u8; 5];
+        stream.read_exact(&mut echoed).await.unwrap();
+        assert_eq!(&echoed, b"hello");
+        // Then it reads nothing until the server is done writing.
+        let done = async {
+            loop {
+                if TAKEN.lock().unwrap().len() == usize::from(!query.is_empty()) + 1 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), done)
+            .await
+            .expect("the server kept writing");
+        drop(stream);
+    }
+    let taken = TAKEN.lock().unwrap().clone();
+    println!("bytes the kernel took for a client that does not read: {taken:?}");
+    let (autotuned, capped) = (taken[0].1, taken[1].1);
+    // 8 KiB asked (Linux doubles it) and the client's small window.
+    assert!(capped < 64 * 1024, "{taken:?}");
+    assert!(autotuned > 2 * capped, "{taken:?}");
+    server.shutdown().await;
+}

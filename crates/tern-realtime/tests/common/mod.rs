@@ -43,7 +43,8 @@ pub async fn socket(
         }
     });
     let member = who.user.map(|u| Member::new(u.clone(), u));
-    ws.on_upgrade(move |socket| async move { channels.serve(socket, member).await })
+    ws.protocols([tern_realtime::channels::CBOR])
+        .on_upgrade(move |socket| async move { channels.serve(socket, member).await })
 }
 
 pub async fn events(events: EventStream, Settings(realtime): Settings<Realtime>) -> Response {
@@ -61,6 +62,7 @@ pub async fn start(settings: &[(&str, &str)]) -> Server {
     let config = Config::from_settings(settings.iter().copied()).unwrap();
     let service = App::new()
         .settings::<Realtime>("realtime")
+        .settings::<tern_realtime::WebSockets>("websocket")
         .route("/socket", get(socket))
         .route("/news", get(events))
         .build_with(config)

@@ -43,6 +43,51 @@ pub use framing::fuzz_framing;
 use service::ConnService;
 use watchdog::{Activity, Linger, Verdict, WatchedIo, DRAIN_IDLE_GRACE};
 
+/// A connection's socket as the server wrapped it, found again under an
+/// upgrade: read and written without hyper's wrappers, and its kernel
+/// buffers within reach.
+pub(crate) trait ServerSocket: AsyncRead + AsyncWrite + Unpin + Send {
+    /// See [`Linger::set_send_buffer`].
+    fn set_send_buffer(&self, bytes: usize) -> std::io::Result<()>;
+}
+
+impl<T> ServerSocket for preface::PrefaceCheck<WatchedIo<T>>
+where
+    T: AsyncRead + AsyncWrite + Linger + Unpin + Send,
+{
+    fn set_send_buffer(&self, bytes: usize) -> std::io::Result<()> {
+        self.get_ref().socket().set_send_buffer(bytes)
+    }
+}
+
+/// The server's own socket under `upgraded` with the bytes hyper read past
+/// the upgrade, or `upgraded` back (an HTTP/2 stream, an in-process
+/// connection).
+pub(crate) fn server_socket(
+    upgraded: hyper::upgrade::Upgraded,
+) -> Result<(Box<dyn ServerSocket>, bytes::Bytes), hyper::upgrade::Upgraded> {
+    use hyper_util::server::conn::auto::upgrade::downcast;
+    type Plain = TokioIo<preface::PrefaceCheck<WatchedIo<tokio::net::TcpStream>>>;
+    let upgraded = match downcast::<Plain>(upgraded) {
+        Ok(parts) => return Ok((Box::new(parts.io.into_inner()), parts.read_buf)),
+        Err(upgraded) => upgraded,
+    };
+    #[cfg(feature = "tls")]
+    {
+        type Tls = TokioIo<
+            preface::PrefaceCheck<
+                WatchedIo<tokio_rustls::server::TlsStream<tokio::net::TcpStream>>,
+            >,
+        >;
+        match downcast::<Tls>(upgraded) {
+            Ok(parts) => Ok((Box::new(parts.io.into_inner()), parts.read_buf)),
+            Err(upgraded) => Err(upgraded),
+        }
+    }
+    #[cfg(not(feature = "tls"))]
+    Err(upgraded)
+}
+
 /// Runs `app` until `SIGINT` or `SIGTERM`, then drains it and returns.
 ///
 /// The configuration is the app's own ([`App::config`]) or, if it has

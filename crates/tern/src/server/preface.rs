@@ -78,6 +78,11 @@ pub(super) struct PrefaceCheck<T> {
 }
 
 impl<T> PrefaceCheck<T> {
+    /// The connection underneath.
+    pub(super) fn get_ref(&self) -> &T {
+        &self.io
+    }
+
     pub(super) fn new(io: T) -> Self {
         PrefaceCheck {
             io,

@@ -220,6 +220,11 @@ pub(super) trait Linger {
     /// words before the client reads them. At most [`MAX_LINGERING`]
     /// sockets linger at once; past that, a plain close.
     fn linger_close(&self) {}
+
+    /// Caps the kernel's send buffer (`SO_SNDBUF`): an upgraded socket
+    /// whose client stops reading then holds that much, not what Linux's
+    /// autotuning grows it to (`net.ipv4.tcp_wmem`, 4 MiB by default).
+    fn set_send_buffer(&self, bytes: usize) -> io::Result<()>;
 }
 
 /// How long a closed connection keeps reading what the client still sends.
@@ -251,6 +256,10 @@ impl Drop for LingerSlot {
 impl Linger for tokio::net::TcpStream {
     fn reset_on_close(&self) {
         let _ = socket2::SockRef::from(self).set_linger(Some(Duration::ZERO));
+    }
+
+    fn set_send_buffer(&self, bytes: usize) -> io::Result<()> {
+        socket2::SockRef::from(self).set_send_buffer_size(bytes)
     }
 
     fn discard_unread(&self) {
@@ -313,9 +322,18 @@ impl Linger for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
     fn linger_close(&self) {
         self.get_ref().0.linger_close();
     }
+
+    fn set_send_buffer(&self, bytes: usize) -> io::Result<()> {
+        self.get_ref().0.set_send_buffer(bytes)
+    }
 }
 
 impl<T: Linger> WatchedIo<T> {
+    /// The socket underneath.
+    pub(super) fn socket(&self) -> &T {
+        &self.io
+    }
+
     pub(super) fn new(
         io: T,
         activity: Arc<Activity>,
