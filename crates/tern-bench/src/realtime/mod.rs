@@ -216,6 +216,12 @@ pub struct Settings {
     /// third value): what the server's socket to the stalled client
     /// may hold before its writes block.
     pub tcp_wmem_max: u64,
+    /// What the server's socket to the stalled client holds before its
+    /// writes block: `WEBSOCKET_SEND_BUFFER` (its default), doubled by
+    /// Linux; 0 in runs from before the server capped it (then
+    /// `tcp_wmem_max`).
+    #[serde(default)]
+    pub send_buffer: u64,
     /// The server's `REALTIME_SEND_QUEUE` (its default).
     pub send_queue: usize,
     /// Server cores (both servers of the two-process workloads).
@@ -461,7 +467,7 @@ pub fn run(opts: &Options) -> Result<Report> {
     };
     std::fs::write(&script, wrk::script(&[json], 1))?;
     let tcp_wmem_max = tcp_wmem_max();
-    let bursts = slow_bursts(opts, tcp_wmem_max);
+    let bursts = slow_bursts(opts, SEND_BUFFER);
     let mut skipped = Vec::new();
     let mut runnable = Vec::new();
     for w in chosen {
@@ -558,6 +564,7 @@ pub fn run(opts: &Options) -> Result<Report> {
             burst: opts.burst,
             stalled_rcvbuf: STALLED_RCVBUF,
             tcp_wmem_max,
+            send_buffer: SEND_BUFFER,
             send_queue: SEND_QUEUE,
             server_cores: opts.server_cores.clone(),
             load_cores: opts.load_cores.clone(),
@@ -597,14 +604,21 @@ fn tcp_wmem_max() -> u64 {
         .unwrap_or(4 << 20)
 }
 
+/// The server's socket send buffer: its default `WEBSOCKET_SEND_BUFFER`
+/// (64 KiB), which Linux doubles.
+pub const SEND_BUFFER: u64 = 2 * 64 * 1024;
+
 /// `slow`'s bursts: at least `opts.bursts`, and enough that the stalled
 /// client falls behind with a quarter of the messages still to come. What
 /// it can take before the server's queue overflows is the server's send
-/// buffer (Linux grows it up to `tcp_wmem_max` on loopback), its own
-/// receive buffer, the queue and a message in the protocol library.
-pub fn slow_bursts(opts: &Options, tcp_wmem_max: u64) -> usize {
+/// buffer (`send_buffer`), its own receive buffer, the queue, a burst
+/// written at one wake-up and the protocol library's write buffer.
+pub fn slow_bursts(opts: &Options, send_buffer: u64) -> usize {
     let message = SLOW_PAD as u64;
-    let takes = tcp_wmem_max + 2 * u64::from(STALLED_RCVBUF) + (SEND_QUEUE as u64 + 1) * message;
+    let takes = send_buffer
+        + 2 * u64::from(STALLED_RCVBUF)
+        + (SEND_QUEUE as u64 + opts.burst as u64 + 1) * message
+        + 16 * 1024;
     let messages = takes.div_ceil(message) * 5 / 4;
     let burst = opts.burst.max(1) as u64;
     let needed = usize::try_from(messages.div_ceil(burst)).unwrap_or(usize::MAX);

@@ -403,7 +403,7 @@ pub fn terminal(r: &Report) -> String {
             "\nslow consumer: {} fast subscribers of {FAN_TOPIC}, {} bursts (after {} unmeasured) of {} \
              messages of about 1 KiB, each once the one before reached every fast subscriber and at least \
              {} ms after it; the stalled client has SO_RCVBUF {} and never reads; before the server's \
-             queue ({} messages) fills, its socket's send buffer takes up to {} KiB (tcp_wmem); latency \
+             queue ({} messages) fills, its socket's send buffer takes up to {} KiB ({}); latency \
              in ms of the fast subscribers over every burst, and (`after`) over the bursts the stalled \
              client did not get; last: per burst, its last delivery\n\
              {:<20} {:>20} {:>20} {:>20} {:>20} {:>20} {:>26}  stalled client\n",
@@ -414,7 +414,12 @@ pub fn terminal(r: &Report) -> String {
             s.interval_ms,
             s.stalled_rcvbuf,
             s.send_queue,
-            s.tcp_wmem_max / 1024,
+            if s.send_buffer > 0 { s.send_buffer } else { s.tcp_wmem_max } / 1024,
+            if s.send_buffer > 0 {
+                "WEBSOCKET_SEND_BUFFER, doubled by Linux"
+            } else {
+                "tcp_wmem"
+            },
             "variant",
             "p50",
             "p99",
