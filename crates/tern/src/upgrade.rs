@@ -115,7 +115,10 @@ impl Future for OnUpgrade {
         match Pin::new(&mut self.inner).poll(cx) {
             Poll::Ready(Ok(io)) => {
                 let io = match crate::server::server_socket(io) {
-                    Ok((socket, read)) => Io::Server { socket, read },
+                    Ok((socket, read)) => Io::Server {
+                        socket,
+                        read: (!read.is_empty()).then_some(read),
+                    },
                     Err(io) => Io::Hyper(TokioIo::new(io)),
                 };
                 Poll::Ready(Ok(Upgraded::new(io, idle, write)))
@@ -142,10 +145,12 @@ impl std::error::Error for UpgradeError {}
 /// What an upgraded connection reads and writes.
 enum Io {
     /// The server's socket, found under hyper's wrappers (an HTTP/1.1
-    /// connection), after the bytes hyper read past the upgrade.
+    /// connection), after the bytes hyper read past the upgrade (dropped
+    /// once read: an empty `Bytes` can still hold hyper's whole read
+    /// buffer, 8 KiB a held socket).
     Server {
         socket: Box<dyn crate::server::ServerSocket>,
-        read: bytes::Bytes,
+        read: Option<bytes::Bytes>,
     },
     /// An HTTP/2 stream (RFC 8441), an in-process connection.
     Hyper(TokioIo<hyper::upgrade::Upgraded>),
@@ -159,11 +164,14 @@ impl AsyncRead for Io {
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Io::Server { socket, read } => {
-                if read.is_empty() {
+                let Some(early) = read else {
                     return Pin::new(socket).poll_read(cx, buf);
+                };
+                let n = early.len().min(buf.remaining());
+                buf.put_slice(&early.split_to(n));
+                if early.is_empty() {
+                    *read = None;
                 }
-                let n = read.len().min(buf.remaining());
-                buf.put_slice(&read.split_to(n));
                 Poll::Ready(Ok(()))
             }
             Io::Hyper(io) => Pin::new(io).poll_read(cx, buf),
