@@ -1,8 +1,8 @@
 //! The Tern showcase: `cargo run --release` at the workspace root.
 //!
 //! Serves on `TERN_ADDR` (default `127.0.0.1:3000`) with no setup: a home
-//! page, a JSON endpoint, typed parameters, a static `/llms.txt` read from
-//! disk, `/health`, a contract API (`/items`) documented at
+//! page, a JSON endpoint, typed parameters, static files embedded in the
+//! binary (`/llms.txt`, `/static/...`), `/health`, a contract API (`/items`) documented at
 //! `/openapi.json` and `/docs`, notes in a database (SQLite in
 //! `./data/` unless `DATABASE_URL` names another) behind a login page,
 //! and a chat with presence (`/chat`: WebSockets, SSE at `/chat/events`;
@@ -24,7 +24,7 @@ use tern::{
     extract::{Path, Query},
     response::Html,
     routing::{get, post},
-    App, IntoResponse, Json, Problem, StatusCode,
+    App, Json, Problem, StatusCode,
 };
 
 async fn home() -> Html<&'static str> {
@@ -76,20 +76,12 @@ async fn echo(Json(value): Json<serde_json::Value>) -> Json<serde_json::Value> {
     Json(value)
 }
 
-async fn llms_txt() -> impl IntoResponse {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/static/llms.txt");
-    match tokio::fs::read(path).await {
-        Ok(bytes) => Ok((
-            [(
-                tern::http::header::CONTENT_TYPE,
-                "text/plain; charset=utf-8",
-            )],
-            bytes,
-        )),
-        Err(e) => Err(Problem::new(StatusCode::NOT_FOUND)
-            .with_detail(format!("llms.txt is not readable: {e}"))),
-    }
-}
+/// The files of `static/`: embedded in release builds (a moved binary
+/// still has them), read from the folder in debug builds (edits show
+/// without a rebuild).
+#[derive(rust_embed::RustEmbed)]
+#[folder = "static/"]
+struct Assets;
 
 /// The showcase's own settings.
 #[derive(Debug, Deserialize)]
@@ -132,6 +124,7 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
     if let Some(url) = &showcase.redis_url {
         limit = shared(limit, url)?;
     }
+    let files = tern_site::StaticFiles::embedded::<Assets>();
     let mut app = App::with_state(items::Store::default());
     if std::env::var_os("COSE_KEYS").is_some() {
         app = app.settings::<tern_contract::cose::Keyring>("cose");
@@ -139,7 +132,8 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
     let app = app
         .route("/", get(home))
         .route("/json", get(json))
-        .route("/llms.txt", get(llms_txt))
+        .route("/llms.txt", files.file("llms.txt"))
+        .route(&files.pattern(), files.service())
         .route("/users/{id:u64}", get(user))
         .route("/search", get(search))
         .route("/echo", post(echo))

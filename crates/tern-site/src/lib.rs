@@ -1,0 +1,28 @@
+//! The website battery for Tern: what a site needs beside its handlers.
+//!
+//! - **Static files** ([`StaticFiles`]): from a directory, or embedded in
+//!   the binary so that a moved binary still has them, with the caching
+//!   and range rules of HTTP that browsers, CDNs and proxies rely on,
+//!   precompressed variants, fingerprinted URLs for assets that caches may
+//!   keep for a year, and no way out of the root in any spelling.
+//! - **Pages** ([`Page`]): askama templates, checked at build time and
+//!   HTML-escaped, as responses.
+//!
+//! ```no_run
+//! use tern::App;
+//! use tern_site::StaticFiles;
+//!
+//! // The files of ./static, read as they are asked for.
+//! let files = StaticFiles::dir("static")?;
+//! let app = App::new().route(&files.pattern(), files.service());
+//! // A page links `files.url("app.css")`: `/static/app.3f2a9c1b7e.css`.
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! The rules, request by request, are in the [`files`] module.
+
+pub mod files;
+pub mod page;
+
+pub use files::StaticFiles;
+pub use page::Page;
