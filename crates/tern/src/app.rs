@@ -32,7 +32,7 @@ use crate::{
 };
 
 type LayerFn = Arc<dyn Fn(Route) -> Route + Send + Sync>;
-type Renderer = Arc<dyn Fn(&Problem) -> Response + Send + Sync>;
+type Renderer = Arc<dyn Fn(&Problem, &Requested) -> Response + Send + Sync>;
 type Constraint = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// A Tern application: routes, scopes, middleware and shared state.
@@ -323,10 +323,13 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     }
 
     /// Renders every problem (rejections, 404, 405, 500, ...) with
-    /// `render` instead of the default `application/problem+json`.
+    /// `render` instead of the default `application/problem+json`. It
+    /// gets what the request asked for ([`Requested`]), so it can answer
+    /// browsers with an HTML page and API clients with `problem+json`
+    /// (`problem.clone().into_response()`).
     pub fn problem_renderer<F>(mut self, render: F) -> Self
     where
-        F: Fn(&Problem) -> Response + Send + Sync + 'static,
+        F: Fn(&Problem, &Requested) -> Response + Send + Sync + 'static,
     {
         self.renderer = Some(Arc::new(render));
         self
@@ -730,7 +733,7 @@ impl AppService {
             _ => return None,
         };
         let res = Problem::new(status).with_detail(detail).into_response();
-        let res = finish(shared, res, Some(next_request_id()), false);
+        let res = finish(shared, res, Some(next_request_id()), false, None);
         let (parts, body) = res.into_parts();
         let body = http_body_util::BodyExt::collect(body)
             .now_or_never()?
@@ -808,10 +811,15 @@ impl AppService {
                 res,
                 Some(next_request_id()),
                 false,
+                None,
             ))),
             Ok((req, ctx)) => {
                 let is_head = req.method() == Method::HEAD;
                 let http1 = req.version() <= http::Version::HTTP_11;
+                let accept = match inner.shared.renderer {
+                    Some(_) => req.headers().get(header::ACCEPT).cloned(),
+                    None => None,
+                };
                 let log = inner.shared.config.access_log.then(|| {
                     Box::new(AccessLog {
                         started: std::time::Instant::now(),
@@ -832,6 +840,7 @@ impl AppService {
                     is_head,
                     http1,
                     log,
+                    accept,
                 }
             }
         };
@@ -860,6 +869,8 @@ enum State {
         is_head: bool,
         http1: bool,
         log: Option<Box<AccessLog>>,
+        /// The request's `Accept`, kept only for an app's problem renderer.
+        accept: Option<HeaderValue>,
     },
     Done(Option<Response>),
 }
@@ -922,6 +933,7 @@ impl Future for ResponseFuture {
             is_head,
             http1,
             log,
+            accept,
             ..
         } = std::mem::replace(&mut this.state, State::Done(None))
         else {
@@ -942,7 +954,7 @@ impl Future for ResponseFuture {
                 "request"
             );
         }
-        let mut res = finish(shared, res, request_id, is_head);
+        let mut res = finish(shared, res, request_id, is_head, accept);
         if http1 && res.status() == StatusCode::PAYLOAD_TOO_LARGE {
             // The rest of the body is unread and may be any size: the
             // connection ends here rather than reading it to stay open.
@@ -1078,6 +1090,7 @@ fn finish(
     mut res: Response,
     request_id: Option<RequestIdValue>,
     is_head: bool,
+    accept: Option<HeaderValue>,
 ) -> Response {
     exact_content_length(&mut res, is_head);
     if res.status() == StatusCode::INTERNAL_SERVER_ERROR && shared.config.is_production() {
@@ -1087,7 +1100,7 @@ fn finish(
         if let Some(problem) = res.extensions().get::<Problem>() {
             let problem = problem.clone();
             let headers = std::mem::take(res.headers_mut());
-            res = render(&problem);
+            res = render(&problem, &Requested { accept });
             // The problem's status, whatever the renderer answered: a
             // renderer that forgets it must not turn errors into `200`s.
             *res.status_mut() = problem.status();
@@ -1204,4 +1217,83 @@ where
         let peer = req.extensions().get::<std::net::SocketAddr>().copied();
         AppService::call(self, req.map(Body::new), peer).map(Ok)
     }
+}
+
+/// What a [problem renderer](App::problem_renderer) knows of the request
+/// it answers.
+#[derive(Debug, Clone, Default)]
+pub struct Requested {
+    accept: Option<HeaderValue>,
+}
+
+impl Requested {
+    /// The request's `Accept` header, if it had a readable one.
+    pub fn accept(&self) -> Option<&str> {
+        self.accept.as_ref().and_then(|v| v.to_str().ok())
+    }
+
+    /// Whether the client prefers an HTML page: its `Accept` names
+    /// `text/html` (or `application/xhtml+xml`) with a quality at least
+    /// that of JSON and `problem+json`. Browsers do; `curl` (`*/*`), API
+    /// clients and fetch calls asking for JSON do not.
+    ///
+    /// ```
+    /// use tern::Requested;
+    /// assert!(Requested::with_accept("text/html,application/xhtml+xml,*/*;q=0.8").prefers_html());
+    /// assert!(!Requested::with_accept("*/*").prefers_html());
+    /// assert!(!Requested::with_accept("application/json, text/html;q=0.5").prefers_html());
+    /// ```
+    pub fn prefers_html(&self) -> bool {
+        let Some(accept) = self.accept() else {
+            return false;
+        };
+        let mut html = 0u16;
+        let mut json = 0u16;
+        for item in accept.split(',') {
+            let mut parts = item.split(';');
+            let media = parts.next().unwrap_or("").trim();
+            let q = parts
+                .find_map(|p| {
+                    let (k, v) = p.split_once('=')?;
+                    k.trim()
+                        .eq_ignore_ascii_case("q")
+                        .then(|| quality(v.trim()))
+                })
+                .unwrap_or(1000);
+            if media.eq_ignore_ascii_case("text/html")
+                || media.eq_ignore_ascii_case("application/xhtml+xml")
+            {
+                html = html.max(q);
+            } else if media.eq_ignore_ascii_case("application/json")
+                || media.eq_ignore_ascii_case("application/problem+json")
+            {
+                json = json.max(q);
+            }
+        }
+        html > 0 && html >= json
+    }
+
+    /// A `Requested` with this `Accept` (for tests of renderers).
+    pub fn with_accept(accept: &str) -> Self {
+        Requested {
+            accept: HeaderValue::from_str(accept).ok(),
+        }
+    }
+}
+
+/// A q-value (`0.8`) in thousandths; 0 when malformed.
+fn quality(v: &str) -> u16 {
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return 0;
+    }
+    let mut q: u16 = match int {
+        "0" => 0,
+        "1" => 1000,
+        _ => return 0,
+    };
+    for (i, b) in frac.bytes().enumerate() {
+        q += u16::from(b - b'0') * [100, 10, 1][i];
+    }
+    q.min(1000)
 }

@@ -18,7 +18,7 @@ pub mod test;
 mod tls;
 pub mod upgrade;
 
-pub use app::{App, AppService, BuildError, ResponseFuture, Scope};
+pub use app::{App, AppService, BuildError, Requested, ResponseFuture, Scope};
 pub use config::Config;
 pub use drain::{DrainGuard, Shutdown};
 pub use handler::Handler;

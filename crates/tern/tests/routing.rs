@@ -324,7 +324,7 @@ async fn fallback_and_custom_problem_renderer() {
         )
         // The renderer does not set the status: the problem's is kept
         // (a renderer must not turn errors into `200`s).
-        .problem_renderer(|p: &Problem| {
+        .problem_renderer(|p: &Problem, _: &tern::Requested| {
             format!("ERROR {}: {}", p.status().as_u16(), p.detail()).into_response()
         });
     let server = common::spawn(app).await;
