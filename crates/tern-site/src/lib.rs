@@ -7,6 +7,12 @@
 //!   keep for a year, and no way out of the root in any spelling.
 //! - **Pages** ([`Page`]): askama templates, checked at build time and
 //!   HTML-escaped, as responses.
+//! - **Compression** ([`compression()`]): gzip, brotli and zstd for
+//!   text-like bodies of 1 KiB or more, never for ranges, images or event
+//!   streams.
+//! - **Error pages** ([`html_errors`]): browsers get an HTML page for
+//!   every problem (`404`, `405`, `403`, `500`, ...), API clients keep
+//!   `problem+json`; one renderer, replaceable.
 //!
 //! ```no_run
 //! use tern::App;
@@ -21,8 +27,12 @@
 //!
 //! The rules, request by request, are in the [`files`] module.
 
+pub mod compression;
+pub mod errors;
 pub mod files;
 pub mod page;
 
+pub use compression::compression;
+pub use errors::html_errors;
 pub use files::StaticFiles;
 pub use page::Page;

@@ -148,7 +148,9 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
         .settings::<tern_realtime::Realtime>("realtime")
         .settings::<tern_realtime::WebSockets>("websocket")
         .settings::<tern_data::Database>("database")
-        .route_layer(limit.layer());
+        .route_layer(limit.layer())
+        // Browsers get HTML error pages, API clients problem+json.
+        .problem_renderer(tern_site::html_errors);
     let app = tern_auth::install(app);
     Ok(
         tern_contract::openapi::OpenApi::new("Tern showcase", env!("CARGO_PKG_VERSION"))
@@ -297,12 +299,41 @@ mod tests {
         let notes = client.get("/notes").send().await;
         assert_eq!(notes.status(), 200);
         assert!(notes.text().contains("Log in</a> to add a note"));
+        // A browser gets error pages in HTML (the CSRF check's 403 below).
+        const BROWSER: &str = "text/html,application/xhtml+xml,*/*;q=0.8";
+        let missing = client.get("/nope").header("accept", BROWSER).send().await;
+        assert_eq!(missing.status(), 404);
+        assert_eq!(
+            missing.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert!(missing.text().contains("<h1>Not Found</h1>"));
+        assert_eq!(client.get("/nope").send().await.problem()["status"], 404);
         let login = client
             .post("/auth/login")
             .json(&serde_json::json!({"username": "admin", "password": "tern-showcase"}))
             .send()
             .await;
         assert_eq!(login.status(), 200, "{}", login.text());
+        // A logged-in browser posting a form without its CSRF token.
+        let session = login
+            .header("set-cookie")
+            .and_then(|c| c.split(';').next())
+            .unwrap()
+            .to_owned();
+        let forged = client
+            .post("/notes")
+            .header("accept", BROWSER)
+            .header("cookie", &session)
+            .form(&[("text", "forged")])
+            .send()
+            .await;
+        assert_eq!(forged.status(), 403, "{}", forged.text());
+        assert!(
+            forged.text().contains("<h1>Forbidden</h1>"),
+            "{}",
+            forged.text()
+        );
         let doc: serde_json::Value = client.get("/openapi.json").send().await.json();
         assert!(doc["paths"]["/items"]["post"]["requestBody"].is_object());
         assert!(client

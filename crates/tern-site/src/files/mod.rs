@@ -40,14 +40,13 @@ const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// use tern::App;
 /// use tern_site::StaticFiles;
 ///
-/// #[derive(rust_embed::RustEmbed)]
-/// #[folder = "static/"]
-/// struct Assets;
-///
-/// let files = StaticFiles::embedded::<Assets>();
+/// // Or embedded: `#[derive(rust_embed::RustEmbed)] #[folder = "static/"]
+/// // struct Assets;` and `StaticFiles::embedded::<Assets>()`.
+/// let files = StaticFiles::dir("static")?;
 /// let app = App::new().route(&files.pattern(), files.service());
 /// // In a template: <link rel="stylesheet" href="{{ files.url("app.css") }}">
 /// // gives /static/app.3f2a9c1b7e.css, cached for a year.
+/// # Ok::<(), std::io::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct StaticFiles {
