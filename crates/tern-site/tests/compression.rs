@@ -3,7 +3,7 @@
 //! streams, ranges, precompressed files).
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::{io::Read, net::SocketAddr, time::Duration};
+use std::{io::Read, net::SocketAddr};
 
 use tern::{
     response::{Html, Stream},
@@ -11,10 +11,8 @@ use tern::{
     App,
 };
 use tern_site::StaticFiles;
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    net::{TcpListener, TcpStream},
-};
+
+mod common;
 
 fn page() -> String {
     let mut html = String::from("<!doctype html><html lang=\"en\"><body>");
@@ -67,35 +65,15 @@ async fn serve() -> SocketAddr {
         )
         .route(&files.pattern(), files.service())
         .layer(tern_site::compression());
-    let service = app.build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(tern::Server::new(service).serve_with_shutdown(listener, std::future::pending()));
-    addr
+    common::serve(app).await
 }
 
 /// An HTTP/1.0 request (the body ends at the close: no chunked coding to
 /// undo); the lower-cased head and the raw body.
 async fn get_raw(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (String, Vec<u8>) {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let mut head = format!("GET {path} HTTP/1.0\r\nHost: x\r\n");
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .unwrap()
-        .unwrap();
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-    (
-        String::from_utf8(raw[..end].to_vec())
-            .unwrap()
-            .to_ascii_lowercase(),
-        raw[end..].to_vec(),
-    )
+    let (head, body) =
+        common::exchange(addr, &common::head("GET", path, "HTTP/1.0", headers)).await;
+    (head.to_ascii_lowercase(), body)
 }
 
 fn decode(coding: &str, body: &[u8]) -> Vec<u8> {

@@ -3,13 +3,11 @@
 //! hidden `500` detail stays hidden in the page.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::{net::SocketAddr, time::Duration};
+use std::net::SocketAddr;
 
 use tern::{routing::get, App, Config, Problem, StatusCode};
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    net::{TcpListener, TcpStream},
-};
+
+mod common;
 
 const BROWSER: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
 
@@ -37,14 +35,6 @@ fn app() -> App {
         .problem_renderer(tern_site::html_errors)
 }
 
-async fn serve(config: Config) -> SocketAddr {
-    let service = app().build_with(config).unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(tern::Server::new(service).serve_with_shutdown(listener, std::future::pending()));
-    addr
-}
-
 /// Status, lower-cased head, body.
 async fn ask(
     addr: SocketAddr,
@@ -53,32 +43,30 @@ async fn ask(
     host: &str,
     accept: &str,
 ) -> (u16, String, String) {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: 0\r\n"
-    );
+    let mut headers = vec![("Content-Length", "0")];
     if !accept.is_empty() {
-        head.push_str(&format!("Accept: {accept}\r\n"));
+        headers.push(("Accept", accept));
     }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .unwrap()
-        .unwrap();
-    let raw = String::from_utf8(raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let request = common::head(method, path, "HTTP/1.1", &headers).replacen(
+        "Host: x",
+        &format!("Host: {host}"),
+        1,
+    );
+    let (head, body) = common::exchange(addr, &request).await;
     (
         head[9..12].parse().unwrap(),
         head.to_ascii_lowercase(),
-        body.to_owned(),
+        String::from_utf8(body).unwrap(),
     )
 }
 
 #[tokio::test]
 async fn browsers_get_pages_and_api_clients_problems() {
-    let addr = serve(Config::from_settings([("TERN_ENV", "development")]).unwrap()).await;
+    let addr = common::serve_with(
+        app(),
+        Config::from_settings([("TERN_ENV", "development")]).unwrap(),
+    )
+    .await;
 
     let (status, head, body) = ask(addr, "GET", "/nope", "x", BROWSER).await;
     assert_eq!(status, 404);
@@ -138,7 +126,7 @@ async fn production_hides_a_500s_detail_in_the_page_too() {
         ("ALLOWED_HOSTS", "example.com"),
     ])
     .unwrap();
-    let addr = serve(config).await;
+    let addr = common::serve_with(app(), config).await;
     let (status, head, body) = ask(addr, "GET", "/panic", "example.com", BROWSER).await;
     assert_eq!(status, 500);
     assert!(head.contains("content-type: text/html"), "{head}");

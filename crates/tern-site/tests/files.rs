@@ -9,12 +9,11 @@ use std::{
     time::Duration,
 };
 
+use common::{exchange, serve};
 use tern::App;
 use tern_site::StaticFiles;
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    net::{TcpListener, TcpStream},
-};
+
+mod common;
 
 struct Answer {
     status: u16,
@@ -33,25 +32,8 @@ impl Answer {
 
 /// One request on a new connection; the whole answer.
 async fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)]) -> Answer {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n");
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .expect("answered")
-        .unwrap();
-    let end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a head")
-        + 4;
-    let text = String::from_utf8(raw[..end].to_vec()).unwrap();
-    let mut lines = text.split("\r\n");
+    let (head, body) = exchange(addr, &common::head(method, path, "HTTP/1.1", headers)).await;
+    let mut lines = head.split("\r\n");
     let status = lines.next().unwrap()[9..12].parse().unwrap();
     let headers = lines
         .filter(|l| !l.is_empty())
@@ -63,7 +45,7 @@ async fn request(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &
     Answer {
         status,
         headers,
-        body: raw[end..].to_vec(),
+        body,
     }
 }
 
@@ -71,16 +53,13 @@ async fn get(addr: SocketAddr, path: &str, headers: &[(&str, &str)]) -> Answer {
     request(addr, "GET", path, headers).await
 }
 
-async fn serve(files: &StaticFiles) -> SocketAddr {
-    let service = App::new()
-        .route(&files.pattern(), files.service())
-        .route("/page", files.file("sub/page.html"))
-        .build()
-        .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(tern::Server::new(service).serve_with_shutdown(listener, std::future::pending()));
-    addr
+async fn serve_files(files: &StaticFiles) -> SocketAddr {
+    serve(
+        App::new()
+            .route(&files.pattern(), files.service())
+            .route("/page", files.file("sub/page.html")),
+    )
+    .await
 }
 
 /// A root with files, a secret beside it, links in and out.
@@ -138,7 +117,7 @@ fn tree() -> Tree {
 async fn a_file_with_its_validators_and_a_304_for_each() {
     let t = tree();
     let files = StaticFiles::dir(&t.root).unwrap();
-    let addr = serve(&files).await;
+    let addr = serve_files(&files).await;
 
     let a = get(addr, "/static/app.css", &[]).await;
     assert_eq!(a.status, 200);
@@ -254,7 +233,7 @@ async fn a_file_with_its_validators_and_a_304_for_each() {
 async fn ranges_whole_parts_past_the_end_and_if_range() {
     let t = tree();
     let files = StaticFiles::dir(&t.root).unwrap();
-    let addr = serve(&files).await;
+    let addr = serve_files(&files).await;
     let len = t.big.len();
     let full = get(addr, "/static/big.bin", &[]).await;
     assert_eq!(full.body, t.big);
@@ -326,7 +305,7 @@ async fn ranges_whole_parts_past_the_end_and_if_range() {
 async fn precompressed_siblings_by_accept_encoding() {
     let t = tree();
     let files = StaticFiles::dir(&t.root).unwrap();
-    let addr = serve(&files).await;
+    let addr = serve_files(&files).await;
     for (accept, body, coding) in [
         ("gzip, deflate, br, zstd", &b"BROTLI BYTES"[..], Some("br")),
         ("gzip", b"GZIP BYTES", Some("gzip")),
@@ -375,7 +354,7 @@ async fn precompressed_siblings_by_accept_encoding() {
 async fn fingerprinted_urls_are_immutable_and_change_with_the_content() {
     let t = tree();
     let files = StaticFiles::dir(&t.root).unwrap();
-    let addr = serve(&files).await;
+    let addr = serve_files(&files).await;
     let url = files.url("app.css");
     let print = url
         .strip_prefix("/static/app.")
@@ -411,7 +390,7 @@ async fn fingerprinted_urls_are_immutable_and_change_with_the_content() {
 async fn no_way_out_of_the_root() {
     let t = tree();
     let files = StaticFiles::dir(&t.root).unwrap();
-    let addr = serve(&files).await;
+    let addr = serve_files(&files).await;
     let table: &[(&str, u16)] = &[
         ("/static/../secret.txt", 400),
         ("/static/sub/../../secret.txt", 400),
@@ -476,7 +455,7 @@ struct Assets;
 #[tokio::test]
 async fn embedded_files_follow_the_same_rules() {
     let files = StaticFiles::embedded::<Assets>().mount("/assets");
-    let addr = serve(&files).await;
+    let addr = serve_files(&files).await;
     let on_disk =
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/assets/hello.txt"))
             .unwrap();

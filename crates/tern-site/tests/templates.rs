@@ -2,14 +2,10 @@
 //! headers, and hostile strings escaped in text and in attributes.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::time::Duration;
-
 use tern::{routing::get, App};
 use tern_site::Page;
-use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
-    net::{TcpListener, TcpStream},
-};
+
+mod common;
 
 #[derive(askama::Template)]
 #[template(path = "page.html")]
@@ -45,23 +41,10 @@ async fn a_layout_a_partial_and_every_hostile_string_escaped() {
         "/hello",
         get(|| page("<script>alert(\"name\")</script>".to_owned())),
     );
-    let service = app.build().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(tern::Server::new(service).serve_with_shutdown(listener, std::future::pending()));
-
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream
-        .write_all(b"GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .unwrap()
-        .unwrap();
-    let raw = String::from_utf8(raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let addr = common::serve(app).await;
+    let (head, body) =
+        common::exchange(addr, &common::head("GET", "/hello", "HTTP/1.1", &[])).await;
+    let body = String::from_utf8(body).unwrap();
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     let head = head.to_ascii_lowercase();
     assert!(

@@ -1,10 +1,13 @@
 //! The Tern showcase: `cargo run --release` at the workspace root.
 //!
-//! Serves on `TERN_ADDR` (default `127.0.0.1:3000`) with no setup: a home
-//! page, a JSON endpoint, typed parameters, static files embedded in the
-//! binary (`/llms.txt`, `/static/...`), `/health`, a contract API (`/items`) documented at
-//! `/openapi.json` and `/docs`, notes in a database (SQLite in
-//! `./data/` unless `DATABASE_URL` names another) behind a login page,
+//! Serves on `TERN_ADDR` (default `127.0.0.1:3000`) with no setup. It is
+//! Tern's website: a home page rendered from templates (`site`), the docs
+//! rendered from the repository's Markdown (`/guide`), `/index.json`,
+//! `/sitemap.xml`, HTML error pages for browsers. Beside it: a JSON
+//! endpoint, typed parameters, static files embedded in the binary
+//! (`/llms.txt`, `/static/...`), `/health`, a contract API (`/items`)
+//! documented at `/openapi.json` and `/docs`, notes in a database (SQLite
+//! in `./data/` unless `DATABASE_URL` names another) behind a login page,
 //! and a chat with presence (`/chat`: WebSockets, SSE at `/chat/events`;
 //! shared by several processes with `REALTIME_BACKEND=redis` or `nats`).
 //! With `COSE_KEYS` set, `/items` also takes and answers COSE.
@@ -16,20 +19,17 @@
 //! an empty database, `tern-showcase`).
 
 mod chat;
+mod content;
 mod items;
 mod notes;
+mod site;
 
 use serde::{Deserialize, Serialize};
 use tern::{
     extract::{Path, Query},
-    response::Html,
     routing::{get, post},
     App, Json, Problem, StatusCode,
 };
-
-async fn home() -> Html<&'static str> {
-    Html(include_str!("home.html"))
-}
 
 #[derive(Serialize)]
 struct Message {
@@ -76,13 +76,6 @@ async fn echo(Json(value): Json<serde_json::Value>) -> Json<serde_json::Value> {
     Json(value)
 }
 
-/// The files of `static/`: embedded in release builds (a moved binary
-/// still has them), read from the folder in debug builds (edits show
-/// without a rebuild).
-#[derive(rust_embed::RustEmbed)]
-#[folder = "static/"]
-struct Assets;
-
 /// The showcase's own settings.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -124,13 +117,17 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
     if let Some(url) = &showcase.redis_url {
         limit = shared(limit, url)?;
     }
-    let files = tern_site::StaticFiles::embedded::<Assets>();
+    let files = site::files();
     let mut app = App::with_state(items::Store::default());
     if std::env::var_os("COSE_KEYS").is_some() {
         app = app.settings::<tern_contract::cose::Keyring>("cose");
     }
     let app = app
-        .route("/", get(home))
+        .route("/", get(site::home))
+        .route("/guide", get(site::guide))
+        .route("/guide/{slug}", get(site::doc))
+        .route("/index.json", get(site::index_json))
+        .route("/sitemap.xml", get(site::sitemap))
         .route("/json", get(json))
         .route("/llms.txt", files.file("llms.txt"))
         .route(&files.pattern(), files.service())
@@ -260,6 +257,67 @@ mod tests {
             search.json::<serde_json::Value>()["tag"],
             serde_json::json!(["a", "b"])
         );
+        // The site: the home page rendered from templates (about 26 KB),
+        // the docs from Markdown, the index and the sitemap.
+        assert!(
+            (20_000..40_000).contains(&home.text().len()),
+            "{}",
+            home.text().len()
+        );
+        let css = home
+            .text()
+            .split("href=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .unwrap()
+            .to_owned();
+        assert!(
+            css.starts_with("/static/site.") && css.ends_with(".css"),
+            "{css}"
+        );
+        let sheet = client.get(&css).send().await;
+        assert_eq!(
+            sheet.header("cache-control"),
+            Some("public, max-age=31536000, immutable")
+        );
+        let guide = client.get("/guide").send().await.text();
+        for slug in [
+            "guide",
+            "configuration",
+            "hardening",
+            "performance",
+            "roadmap",
+        ] {
+            assert!(guide.contains(&format!("href=\"/guide/{slug}\"")), "{slug}");
+            let page = client.get(&format!("/guide/{slug}")).send().await;
+            assert_eq!(page.status(), 200, "{slug}");
+            // rustdoc's hidden lines are not shown.
+            assert!(!page.text().contains("# #[tokio::main"), "{slug}");
+        }
+        assert_eq!(client.get("/guide/nothing").send().await.status(), 404);
+        let index: serde_json::Value = client.get("/index.json").send().await.json();
+        let paths: Vec<&str> = index["pages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["path"].as_str().unwrap())
+            .collect();
+        assert!(
+            paths.contains(&"/guide/performance") && paths.contains(&"/chat"),
+            "{paths:?}"
+        );
+        let sitemap = client
+            .get("/sitemap.xml")
+            .header("host", "example.com")
+            .send()
+            .await;
+        assert_eq!(
+            sitemap.header("content-type"),
+            Some("application/xml; charset=utf-8")
+        );
+        assert!(sitemap
+            .text()
+            .contains("<loc>http://example.com/guide/roadmap</loc>"));
         let llms = client.get("/llms.txt").send().await;
         assert!(llms.text().starts_with("# Tern"));
         let echo = client

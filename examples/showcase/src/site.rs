@@ -1,0 +1,412 @@
+//! Tern's website, served by Tern: the home page (rendered from templates
+//! on every request), the docs from the repository's Markdown (rendered
+//! once, at the first request after start), `/index.json`, `sitemap.xml`.
+
+use std::sync::OnceLock;
+
+use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
+use serde::Serialize;
+use tern::{
+    extract::{Host, Path},
+    http::header,
+    IntoResponse, Json, Problem, Response, StatusCode,
+};
+use tern_site::Page;
+
+/// Where the repository's files are linked when a page names one that is
+/// not a page of the site.
+const REPOSITORY: &str = "https://example.invalid/tern/blob/main";
+
+/// A docs page: its path under `/guide/`, its source in the repository,
+/// its Markdown (compiled in, so a moved binary still has it).
+struct Source {
+    slug: &'static str,
+    title: &'static str,
+    file: &'static str,
+    markdown: &'static str,
+}
+
+const SOURCES: &[Source] = &[
+    Source {
+        slug: "guide",
+        title: "The guide",
+        file: "crates/tern/src/docs/guide.md",
+        markdown: include_str!("../../../crates/tern/src/docs/guide.md"),
+    },
+    Source {
+        slug: "configuration",
+        title: "Configuration",
+        file: "docs/configuration.md",
+        markdown: include_str!("../../../docs/configuration.md"),
+    },
+    Source {
+        slug: "hardening",
+        title: "Hardening",
+        file: "docs/hardening.md",
+        markdown: include_str!("../../../docs/hardening.md"),
+    },
+    Source {
+        slug: "performance",
+        title: "Performance",
+        file: "PERFORMANCE.md",
+        markdown: include_str!("../../../PERFORMANCE.md"),
+    },
+    Source {
+        slug: "roadmap",
+        title: "Roadmap",
+        file: "ROADMAP.md",
+        markdown: include_str!("../../../ROADMAP.md"),
+    },
+];
+
+/// A docs page, rendered.
+pub(crate) struct Doc {
+    pub(crate) slug: &'static str,
+    pub(crate) title: &'static str,
+    pub(crate) summary: String,
+    pub(crate) html: String,
+}
+
+/// Every docs page, rendered once.
+pub(crate) fn docs() -> &'static [Doc] {
+    static DOCS: OnceLock<Vec<Doc>> = OnceLock::new();
+    DOCS.get_or_init(|| SOURCES.iter().map(render).collect())
+}
+
+/// Markdown to HTML: rustdoc's hidden lines (`# ` in Rust code blocks)
+/// dropped, links to other docs pages made site links, links to other
+/// files of the repository made links to the repository.
+fn render(source: &Source) -> Doc {
+    let markdown = hide_rustdoc_lines(source.markdown);
+    let parser = Parser::new_ext(
+        &markdown,
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
+    );
+    let dir = source.file.rsplit_once('/').map_or("", |(d, _)| d);
+    let mut summary = String::new();
+    let mut in_first_paragraph = false;
+    let mut seen_paragraph = false;
+    let events: Vec<Event<'_>> = parser
+        .map(|event| match event {
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => Event::Start(Tag::Link {
+                link_type,
+                dest_url: rewrite_link(&dest_url, dir),
+                title,
+                id,
+            }),
+            other => other,
+        })
+        .inspect(|event| match event {
+            Event::Start(Tag::Paragraph) if !seen_paragraph => {
+                in_first_paragraph = true;
+                seen_paragraph = true;
+            }
+            Event::End(TagEnd::Paragraph) => in_first_paragraph = false,
+            Event::Text(t) | Event::Code(t) if in_first_paragraph => summary.push_str(t),
+            Event::SoftBreak if in_first_paragraph => summary.push(' '),
+            _ => {}
+        })
+        .collect();
+    let mut html_out = String::with_capacity(markdown.len() * 3 / 2);
+    html::push_html(&mut html_out, events.into_iter());
+    // Code blocks and tables may scroll sideways: keyboard users reach
+    // them (WCAG 2.1.1; axe's scrollable-region-focusable).
+    let html_out = html_out
+        .replace("<pre>", "<pre tabindex=\"0\">")
+        .replace("<table>", "<table tabindex=\"0\">");
+    Doc {
+        slug: source.slug,
+        title: source.title,
+        summary: shorten(&summary, 200),
+        html: html_out,
+    }
+}
+
+fn rewrite_link<'a>(dest: &str, dir: &str) -> CowStr<'a> {
+    if dest.starts_with("http://")
+        || dest.starts_with("https://")
+        || dest.starts_with('#')
+        || dest.starts_with("mailto:")
+    {
+        return CowStr::from(dest.to_owned());
+    }
+    let (path, fragment) = dest.split_once('#').map_or((dest, ""), |(p, f)| (p, f));
+    let joined = if dir.is_empty() || path.starts_with('/') {
+        path.trim_start_matches('/').to_owned()
+    } else {
+        format!("{dir}/{path}")
+    };
+    let joined = normalize(&joined);
+    let fragment = if fragment.is_empty() {
+        String::new()
+    } else {
+        format!("#{fragment}")
+    };
+    match SOURCES.iter().find(|s| s.file == joined) {
+        Some(s) => CowStr::from(format!("/guide/{}{fragment}", s.slug)),
+        None => CowStr::from(format!("{REPOSITORY}/{joined}{fragment}")),
+    }
+}
+
+/// `a/b/../c` to `a/c`.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// Drops the lines rustdoc hides (`# ` at the start) in Rust code blocks.
+fn hide_rustdoc_lines(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut in_fence = false;
+    let mut in_rust = false;
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        if let Some(info) = trimmed.strip_prefix("```") {
+            if in_fence {
+                in_fence = false;
+                in_rust = false;
+            } else {
+                in_fence = true;
+                let lang = info.split(',').next().unwrap_or("").trim();
+                in_rust = lang.is_empty()
+                    || lang == "rust"
+                    || lang == "no_run"
+                    || lang == "ignore"
+                    || lang == "compile_fail";
+            }
+        } else if in_rust && (trimmed == "#" || trimmed.starts_with("# ")) {
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = text[..end].rfind(' ').unwrap_or(end);
+    format!("{}...", &text[..cut])
+}
+
+/// The roadmap's "Works today" list, as (name, text) pairs: what the home
+/// page's longest section shows, rendered by the template per request.
+pub(crate) fn works_today() -> &'static [(String, String)] {
+    static ITEMS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    ITEMS.get_or_init(|| {
+        let roadmap = include_str!("../../../ROADMAP.md");
+        let section = roadmap
+            .split("\n## ")
+            .find(|s| s.starts_with("Works today"))
+            .unwrap_or("");
+        let mut items: Vec<(String, String)> = Vec::new();
+        for line in section.lines().skip(1) {
+            if let Some(item) = line.strip_prefix("- ") {
+                let (name, text) = match item.strip_prefix("**").and_then(|r| r.split_once("**")) {
+                    Some((name, rest)) => (
+                        name.to_owned(),
+                        rest.trim_start_matches(':').trim().to_owned(),
+                    ),
+                    None => (String::new(), item.to_owned()),
+                };
+                items.push((name, text));
+            } else if let (Some(last), true) = (items.last_mut(), line.starts_with("  ")) {
+                last.1.push(' ');
+                last.1.push_str(line.trim());
+            }
+        }
+        items
+    })
+}
+
+/// A thing Tern does, for the home page.
+pub(crate) struct Feature {
+    pub(crate) name: &'static str,
+    pub(crate) text: &'static str,
+}
+
+/// A row of the home page's performance table.
+pub(crate) struct Figure {
+    pub(crate) workload: &'static str,
+    pub(crate) figure: &'static str,
+    pub(crate) source: &'static str,
+}
+
+/// The files of `static/`: embedded in release builds (a moved binary
+/// still has them), read from the folder in debug builds (edits show
+/// without a rebuild).
+#[derive(rust_embed::RustEmbed)]
+#[folder = "static/"]
+struct Assets;
+
+/// The site's static files.
+pub(crate) fn files() -> &'static tern_site::StaticFiles {
+    static FILES: OnceLock<tern_site::StaticFiles> = OnceLock::new();
+    FILES.get_or_init(tern_site::StaticFiles::embedded::<Assets>)
+}
+
+/// The stylesheet's fingerprinted URL.
+fn css() -> String {
+    files().url("site.css")
+}
+
+#[derive(askama::Template)]
+#[template(path = "home.html")]
+pub(crate) struct Home {
+    pub(crate) css: String,
+    pub(crate) features: &'static [Feature],
+    pub(crate) figures: &'static [Figure],
+    pub(crate) docs: &'static [Doc],
+    pub(crate) routes: &'static [(&'static str, &'static str, &'static str)],
+    pub(crate) works: &'static [(String, String)],
+}
+
+#[derive(askama::Template)]
+#[template(path = "doc.html")]
+pub(crate) struct DocPage {
+    pub(crate) css: String,
+    pub(crate) doc: &'static Doc,
+    pub(crate) docs: &'static [Doc],
+}
+
+#[derive(askama::Template)]
+#[template(path = "guide.html")]
+pub(crate) struct GuideIndex {
+    pub(crate) css: String,
+    pub(crate) docs: &'static [Doc],
+}
+
+/// `GET /`: rendered on every request.
+pub(crate) async fn home() -> Page<Home> {
+    Page(Home {
+        css: css(),
+        features: crate::content::FEATURES,
+        figures: crate::content::FIGURES,
+        docs: docs(),
+        routes: crate::content::ROUTES,
+        works: works_today(),
+    })
+}
+
+/// `GET /guide`: the docs pages.
+pub(crate) async fn guide() -> Page<GuideIndex> {
+    Page(GuideIndex {
+        css: css(),
+        docs: docs(),
+    })
+}
+
+/// `GET /guide/{slug}`.
+pub(crate) async fn doc(Path(slug): Path<String>) -> Result<Page<DocPage>, Problem> {
+    match docs().iter().find(|d| d.slug == slug) {
+        Some(doc) => Ok(Page(DocPage {
+            css: css(),
+            doc,
+            docs: docs(),
+        })),
+        None => Err(Problem::new(StatusCode::NOT_FOUND).with_detail(format!(
+            "there is no docs page `{slug}`; see /guide for the list"
+        ))),
+    }
+}
+
+#[derive(Serialize)]
+struct Entry {
+    title: String,
+    path: String,
+    summary: String,
+}
+
+/// The site's pages: path, title, summary.
+fn pages() -> Vec<Entry> {
+    let mut pages = vec![
+        Entry {
+            title: "Tern".to_owned(),
+            path: "/".to_owned(),
+            summary: "The fastest honest web framework for Rust, serving its own website."
+                .to_owned(),
+        },
+        Entry {
+            title: "Docs".to_owned(),
+            path: "/guide".to_owned(),
+            summary: "The guide, the configuration, hardening, performance and the roadmap."
+                .to_owned(),
+        },
+    ];
+    pages.extend(docs().iter().map(|d| Entry {
+        title: d.title.to_owned(),
+        path: format!("/guide/{}", d.slug),
+        summary: d.summary.clone(),
+    }));
+    pages.extend([
+        Entry {
+            title: "Chat".to_owned(),
+            path: "/chat".to_owned(),
+            summary: "A chat with presence over WebSockets and server-sent events.".to_owned(),
+        },
+        Entry {
+            title: "Notes".to_owned(),
+            path: "/notes".to_owned(),
+            summary: "Notes in a database, behind a login.".to_owned(),
+        },
+        Entry {
+            title: "API docs".to_owned(),
+            path: "/docs".to_owned(),
+            summary: "The contract API's reference, from its OpenAPI document.".to_owned(),
+        },
+    ]);
+    pages
+}
+
+/// `GET /index.json`: the pages, rendered per request.
+pub(crate) async fn index_json() -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "pages": pages() }))
+}
+
+/// `GET /sitemap.xml`: every page, as absolute URLs on the host asked.
+pub(crate) async fn sitemap(Host(host): Host) -> Response {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+    );
+    for page in pages() {
+        xml.push_str("  <url><loc>http://");
+        xml.push_str(&escape_xml(&host));
+        xml.push_str(&escape_xml(&page.path));
+        xml.push_str("</loc></url>\n");
+    }
+    xml.push_str("</urlset>\n");
+    (
+        [(header::CONTENT_TYPE, "application/xml; charset=utf-8")],
+        xml,
+    )
+        .into_response()
+}
+
+fn escape_xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
