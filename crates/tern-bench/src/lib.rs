@@ -20,6 +20,7 @@
 //! and an HTML report ([`report`]).
 
 pub mod callgrind;
+pub mod cli;
 pub mod client;
 pub mod compare;
 pub mod contracts;

@@ -36,6 +36,12 @@ struct Message {
     message: &'static str,
 }
 
+/// The bench lab's reference row: the site's pages are measured against
+/// it in the same process (`tern-bench site`).
+async fn plaintext() -> &'static str {
+    "Hello, World!"
+}
+
 async fn json() -> Json<Message> {
     Json(Message {
         message: "Hello, World!",
@@ -129,6 +135,7 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
         .route("/index.json", get(site::index_json))
         .route("/sitemap.xml", get(site::sitemap))
         .route("/json", get(json))
+        .route("/plaintext", get(plaintext))
         .route("/llms.txt", files.file("llms.txt"))
         .route(&files.pattern(), files.service())
         .route("/users/{id:u64}", get(user))
