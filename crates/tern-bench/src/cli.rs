@@ -322,6 +322,42 @@ pub enum Cmd {
         #[arg(long, default_value = "target/bench-realtime.json")]
         out: PathBuf,
     },
+    /// The website: the showcase's home page, `/index.json` and
+    /// `/llms.txt` beside its `/plaintext`, without and with
+    /// `Accept-Encoding: br` (compression on), in one process; every
+    /// answer checked first; prints each row's req/s and ratio to
+    /// plaintext against the goals (a miss is reported, not a failure)
+    /// and fails on a failed check, a wrk error or an answer outside 2xx.
+    Site {
+        /// One round of 1 s, no warm-up: checks the answers (CI); the
+        /// figures mean nothing.
+        #[arg(long)]
+        quick: bool,
+        /// Rounds (row order rotated each round).
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Seconds per measured trial.
+        #[arg(long, default_value_t = 5.0)]
+        duration: f64,
+        /// Warm-up seconds per row before the first round.
+        #[arg(long, default_value_t = 2.0)]
+        warmup: f64,
+        /// wrk connections (one thread).
+        #[arg(long, default_value_t = 16)]
+        connections: usize,
+        /// Cores of the server (taskset list).
+        #[arg(long, default_value = "0")]
+        server_cores: String,
+        /// Cores of wrk (taskset list).
+        #[arg(long, default_value = "1")]
+        load_cores: String,
+        /// The showcase binary (`cargo build --release -p showcase`).
+        #[arg(long, default_value = "target/release/showcase")]
+        showcase: PathBuf,
+        /// Where the figures go (JSON; the summary beside it, `.txt`).
+        #[arg(long, default_value = "target/bench-site.json")]
+        out: PathBuf,
+    },
     /// Instructions per request, Tern vs a hand-written handler (callgrind).
     Inprocess {
         /// Requests per measurement.
@@ -710,6 +746,44 @@ pub fn run(command: Cmd) -> Result<()> {
             };
             let report = crate::realtime::run(&opts)?;
             let summary = crate::realtime::terminal(&report);
+            print!("{summary}");
+            if let Some(dir) = out.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&out, serde_json::to_vec_pretty(&report)?)?;
+            std::fs::write(out.with_extension("txt"), &summary)?;
+            println!("figures: {}", out.display());
+            if !report.problems.is_empty() {
+                anyhow::bail!(
+                    "{} problem(s), listed above and in the figures",
+                    report.problems.len()
+                );
+            }
+            Ok(())
+        }
+        Cmd::Site {
+            quick,
+            rounds,
+            duration,
+            warmup,
+            connections,
+            server_cores,
+            load_cores,
+            showcase,
+            out,
+        } => {
+            let opts = crate::site::Options {
+                showcase,
+                rounds: if quick { 1 } else { rounds.max(1) },
+                seconds: if quick { 1.0 } else { duration },
+                warmup_s: if quick { 0.0 } else { warmup },
+                connections,
+                server_cores,
+                load_cores,
+                quick,
+            };
+            let report = crate::site::run(&opts)?;
+            let summary = crate::site::terminal(&report);
             print!("{summary}");
             if let Some(dir) = out.parent() {
                 std::fs::create_dir_all(dir)?;

@@ -13,8 +13,10 @@
 //! The schema contracts of `tern-contract` (validation, CBOR, COSE) are
 //! measured on their own, in layers 2 and 3 ([`contracts`]); so are the
 //! database workloads ([`data`]), the WebSockets, Tern against the
-//! protocol libraries bare on hyper ([`ws`]), and Tern's realtime
-//! channels: held sockets, fan-out, slow consumers ([`realtime`]).
+//! protocol libraries bare on hyper ([`ws`]), Tern's realtime
+//! channels: held sockets, fan-out, slow consumers ([`realtime`]), and
+//! Tern's website, the showcase's pages beside its `/plaintext`, plain
+//! and compressed ([`site`]).
 //!
 //! Each run writes an [`evidence::Evidence`] JSON file, a terminal summary
 //! and an HTML report ([`report`]).
@@ -33,6 +35,7 @@ pub mod realtime;
 pub mod report;
 pub mod run;
 pub mod scaling;
+pub mod site;
 pub mod stats;
 pub mod wrk;
 pub mod ws;

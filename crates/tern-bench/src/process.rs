@@ -66,6 +66,30 @@ impl ServerProcess {
         addr_var: &str,
         envs: &[(&str, &str)],
     ) -> Result<ServerProcess> {
+        Self::spawn(binary, args, cores, addr_var, envs, None)
+    }
+
+    /// Like [`start_with`](Self::start_with), in the working directory
+    /// `dir` (for a server that keeps files in its own, such as the
+    /// showcase's `./data/`); `binary` must then be an absolute path.
+    pub fn start_in(
+        dir: &Path,
+        binary: &Path,
+        cores: &str,
+        addr_var: &str,
+        envs: &[(&str, &str)],
+    ) -> Result<ServerProcess> {
+        Self::spawn(binary, &[], cores, addr_var, envs, Some(dir))
+    }
+
+    fn spawn(
+        binary: &Path,
+        args: &[&str],
+        cores: &str,
+        addr_var: &str,
+        envs: &[(&str, &str)],
+        dir: Option<&Path>,
+    ) -> Result<ServerProcess> {
         let addr = free_addr()?;
         let mut cmd = Command::new("taskset");
         cmd.args(["-c", cores])
@@ -75,6 +99,9 @@ impl ServerProcess {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
+        if let Some(dir) = dir {
+            cmd.current_dir(dir);
+        }
         for (k, v) in envs {
             cmd.env(k, v);
         }

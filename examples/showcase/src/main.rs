@@ -16,7 +16,8 @@
 //! per minute per client address, 600), `SHOWCASE_REDIS_URL` (share that
 //! limit with other processes; needs the `redis` feature),
 //! `SHOWCASE_ADMIN_PASSWORD` (the `admin` account made in development on
-//! an empty database, `tern-showcase`).
+//! an empty database, `tern-showcase`), `SHOWCASE_COMPRESSION` (`true`:
+//! `tern_site::compression()` on every response; off by default).
 
 mod chat;
 mod content;
@@ -92,6 +93,8 @@ struct Showcase {
     redis_url: Option<String>,
     #[serde(default = "admin_password")]
     admin_password: tern::settings::Secret,
+    #[serde(default)]
+    compression: bool,
 }
 
 fn rate_limit() -> u32 {
@@ -108,6 +111,7 @@ impl Default for Showcase {
             rate_limit: rate_limit(),
             redis_url: None,
             admin_password: admin_password(),
+            compression: false,
         }
     }
 }
@@ -156,6 +160,11 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
         // Browsers get HTML error pages, API clients problem+json.
         .problem_renderer(tern_site::html_errors);
     let app = tern_auth::install(app);
+    let app = if showcase.compression {
+        app.layer(tern_site::compression())
+    } else {
+        app
+    };
     Ok(
         tern_contract::openapi::OpenApi::new("Tern showcase", env!("CARGO_PKG_VERSION"))
             .description("The showcase's routes; `/items` is a contract API (JSON, CBOR, COSE).")
