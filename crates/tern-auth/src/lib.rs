@@ -46,6 +46,7 @@
 //!   client address (`ClientIp`, so trusted proxies apply) within
 //!   `AUTH_LOGIN_WINDOW` (1 minute), then `429` with `Retry-After`.
 
+mod commands;
 mod csrf;
 mod error;
 mod extract;
@@ -83,8 +84,10 @@ pub static MIGRATIONS: Migrations =
 /// Adds accounts to `app`: the settings ([`Accounts`] under `auth`,
 /// [`Passwords`] under `password`), the routes `POST /auth/login`,
 /// `POST /auth/logout`, `GET /auth/session`, `POST /auth/password`, and
-/// the [`csrf()`] check after routing on every route. The app loads its
-/// [`tern_data::Database`] itself.
+/// the [`csrf()`] check after routing on every route; on the app's
+/// command line, `createsuperuser` (a staff account) and the pepper's
+/// line of `check`; at start, [`check_pepper`]. The app loads its [`tern_data::Database`] itself
+/// ([`tern_data::install`], with [`MIGRATIONS`] among its migrations).
 pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>) -> App<S> {
     app.settings::<Accounts>("auth")
         .settings::<Passwords>("password")
@@ -93,4 +96,7 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>) -> App<S> {
         .route("/auth/session", get(handlers::current))
         .route("/auth/password", post(handlers::change_password))
         .route_layer(tern::middleware::from_fn(csrf))
+        .command(commands::createsuperuser())
+        .check(commands::check)
+        .on_start(commands::pepper_at_start)
 }

@@ -27,6 +27,7 @@ pub const DEFAULT_URL: &str = "sqlite://data/app.db";
 /// | `DATABASE_ACQUIRE_TIMEOUT` | `acquire_timeout` | `5s`: then `503` |
 /// | `DATABASE_IDLE_TIMEOUT` | `idle_timeout` | `10m` |
 /// | `DATABASE_STATEMENT_CACHE` | `statement_cache` | 100 prepared statements per connection |
+/// | `DATABASE_MIGRATE_ON_START` | `migrate_on_start` | on in development, off in production (run the `migrate` command); with [`install`](crate::install) |
 ///
 /// `DATABASE_URL` takes `sqlite://path`, `sqlite::memory:` or
 /// `postgres://user:password@host:port/database`; another scheme, or a URL
@@ -53,6 +54,8 @@ pub struct Database {
     idle_timeout: Duration,
     #[serde(default = "default_cache")]
     statement_cache: usize,
+    #[serde(default)]
+    migrate_on_start: Option<bool>,
     #[serde(skip)]
     pool: OnceLock<Pool>,
 }
@@ -133,6 +136,7 @@ impl Database {
             acquire_timeout: default_acquire(),
             idle_timeout: default_idle(),
             statement_cache: default_cache(),
+            migrate_on_start: None,
             pool: OnceLock::new(),
         })
     }
@@ -151,6 +155,22 @@ impl Database {
             Backend::Sqlite => 5,
             Backend::Postgres => 10,
         })
+    }
+
+    /// Whether the URL is the embedded default (`DATABASE_URL` unset).
+    pub fn is_default(&self) -> bool {
+        self.url.shown == "sqlite://data/app.db"
+    }
+
+    /// Where the database is, without a password: `sqlite://data/app.db`,
+    /// `postgres://host:5432/name`.
+    pub fn shown(&self) -> &str {
+        &self.url.shown
+    }
+
+    /// `DATABASE_MIGRATE_ON_START`, or its default for `production`.
+    pub fn migrate_on_start(&self, production: bool) -> bool {
+        self.migrate_on_start.unwrap_or(!production)
     }
 
     /// The pool, made at the first call (which must be inside a Tokio

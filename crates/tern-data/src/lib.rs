@@ -46,6 +46,7 @@
 //!   run time must be marked (`sqlx::AssertSqlSafe`): client input goes in
 //!   bound parameters, never in the text.
 
+mod commands;
 mod database;
 pub mod encryption;
 mod error;
@@ -55,6 +56,7 @@ pub mod model;
 pub mod testing;
 pub mod transaction;
 
+pub use commands::{install, reencrypt, Reencrypt};
 pub use database::{Backend, Database, Pool, DEFAULT_URL};
 pub use encryption::{Encrypted, FieldKeys};
 pub use error::DataError;

@@ -118,14 +118,9 @@ impl Migrations {
     }
 }
 
-impl Database {
-    /// Applies the migrations not applied yet, in order, each in a
-    /// transaction; stops at the first that fails, naming its file.
-    /// Several processes may call it at once (PostgreSQL takes an advisory
-    /// lock; SQLite's writer lock serialises them).
-    pub async fn migrate(&self, migrations: &Migrations) -> Result<(), DataError> {
-        let files = migrations.for_backend(self.backend())?;
-        let table = migrations.table;
+impl Migrations {
+    fn checked_table(&self) -> Result<&'static str, DataError> {
+        let table = self.table;
         if table.is_empty()
             || !table
                 .bytes()
@@ -135,6 +130,64 @@ impl Database {
                 "`{table}` is not a migrations table name (letters, digits and `_`)"
             )));
         }
+        Ok(table)
+    }
+}
+
+impl Database {
+    /// The names of the files of `migrations` not applied yet to this
+    /// database, in order (all of them on a new database).
+    pub async fn pending(&self, migrations: &Migrations) -> Result<Vec<&'static str>, DataError> {
+        let files = migrations.for_backend(self.backend())?;
+        let table = migrations.checked_table()?;
+        // The table name is checked above: letters, digits and `_`.
+        let applied_sql = format!("SELECT version FROM {table} WHERE success");
+        let applied: Vec<i64> = match self.pool() {
+            Pool::Sqlite(p) => {
+                let exists: Option<String> = sqlx::query_scalar(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?",
+                )
+                .bind(table)
+                .fetch_optional(p)
+                .await?;
+                match exists {
+                    Some(_) => {
+                        sqlx::query_scalar(sqlx::AssertSqlSafe(applied_sql))
+                            .fetch_all(p)
+                            .await?
+                    }
+                    None => Vec::new(),
+                }
+            }
+            Pool::Postgres(p) => {
+                let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
+                    .bind(table)
+                    .fetch_one(p)
+                    .await?;
+                match exists {
+                    Some(_) => {
+                        sqlx::query_scalar(sqlx::AssertSqlSafe(applied_sql))
+                            .fetch_all(p)
+                            .await?
+                    }
+                    None => Vec::new(),
+                }
+            }
+        };
+        Ok(files
+            .into_iter()
+            .filter(|f| !applied.contains(&f.version))
+            .map(|f| f.name)
+            .collect())
+    }
+
+    /// Applies the migrations not applied yet, in order, each in a
+    /// transaction; stops at the first that fails, naming its file.
+    /// Several processes may call it at once (PostgreSQL takes an advisory
+    /// lock; SQLite's writer lock serialises them).
+    pub async fn migrate(&self, migrations: &Migrations) -> Result<(), DataError> {
+        let files = migrations.for_backend(self.backend())?;
+        let table = migrations.checked_table()?;
         let mut migrator = Migrator::with_migrations(
             files
                 .iter()

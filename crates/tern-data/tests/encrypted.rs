@@ -12,10 +12,7 @@ use base64::Engine as _;
 use common::{fresh, spawn, Server, BACKENDS};
 use serde_json::{json, Value};
 use tern::{extract::Path, routing::get, App, Config, Json, StatusCode};
-use tern_data::{
-    encryption::reencrypt, Backend, DataError, Database, Db, Encrypted, FieldKeys, Migrations,
-    Model, Pool,
-};
+use tern_data::{Backend, DataError, Database, Db, Encrypted, FieldKeys, Migrations, Model, Pool};
 
 static MIGRATIONS: Migrations = tern_data::migrations!("tests/migrations");
 
@@ -151,7 +148,18 @@ async fn encrypted_fields_end_to_end() {
         create_account(&server, "bob", "second").await;
         assert_eq!(FieldKeys::key_id(&stored(&pool, 2).await), Some("k2"));
         assert_eq!(server.send("GET", "/accounts/1", None).await.0, 200);
-        assert_eq!(reencrypt::<Account>(&pool).await.unwrap(), 2);
+        // The rewrite, through the app's command line: `app reencrypt`.
+        let config = Config::from_settings([
+            ("DATABASE_URL", url.as_str()),
+            ("FIELD_ENCRYPTION_KEY", &k21),
+        ])
+        .unwrap();
+        let with_command = app()
+            .command(tern_data::reencrypt().model::<Account>().command())
+            .config(config);
+        tern::command::serve(with_command, ["app", "reencrypt"])
+            .await
+            .unwrap();
         assert_eq!(FieldKeys::key_id(&stored(&pool, 1).await), Some("k2"));
         drop(server);
         let k2 = format!("k2:{}", key(2));

@@ -24,14 +24,13 @@ use crate::{
     context::{Ctx, PathParams, RequestIdValue},
     handler::Handler,
     routing::{
-        method_router::layer_fn,
+        method_router::{layer_fn, LayerFn},
         route::LayerBounds,
         table::{Dispatch, Entry, Table},
         IntoMethodRouter, Route, TrailingSlash,
     },
 };
 
-type LayerFn = Arc<dyn Fn(Route) -> Route + Send + Sync>;
 type Renderer = Arc<dyn Fn(&Problem, &Requested) -> Response + Send + Sync>;
 type Constraint = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
@@ -66,6 +65,7 @@ pub struct App<S = ()> {
     constraints: Vec<(String, Constraint)>,
     trailing_slash: TrailingSlash,
     settings: Vec<crate::settings::Registration>,
+    commands: crate::command::Extensions,
 }
 
 impl<S> fmt::Debug for App<S> {
@@ -109,6 +109,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             constraints: Vec::new(),
             trailing_slash: TrailingSlash::Strict,
             settings: Vec::new(),
+            commands: crate::command::Extensions::default(),
         }
     }
 
@@ -351,6 +352,56 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         self
     }
 
+    /// Adds a command to the app's command line (`my-app NAME ...`, next
+    /// to `serve`, `routes` and `check`; see [`command`](crate::command)).
+    /// Batteries add theirs this way (`migrate`, `createsuperuser`).
+    pub fn command(mut self, command: crate::command::Command) -> Self {
+        self.commands.commands.push(command);
+        self
+    }
+
+    /// Runs `hook` with the built app before the server starts serving
+    /// (with [`run`](crate::run), [`serve`](crate::serve) and the `serve`
+    /// command; not for other commands nor the test client), in the order
+    /// added. An error stops the start and is printed. For work a process
+    /// does once before it serves: migrations in development, a cache
+    /// warmed.
+    pub fn on_start<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(AppService) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), crate::command::BoxError>> + Send + 'static,
+    {
+        self.commands
+            .on_start
+            .push(Arc::new(move |app| Box::pin(hook(app))));
+        self
+    }
+
+    /// Adds lines to the production checklist of the `check` command:
+    /// `check` runs with the app built for production and prints what
+    /// each returns (see [`Finding`](crate::command::Finding)).
+    pub fn check<F, Fut>(mut self, check: F) -> Self
+    where
+        F: Fn(AppService) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<crate::command::Finding>> + Send + 'static,
+    {
+        self.commands
+            .checks
+            .push(Arc::new(move |app| Box::pin(check(app))));
+        self
+    }
+
+    /// Takes the commands, start hooks and checks out of the app.
+    pub(crate) fn take_commands(&mut self) -> crate::command::Extensions {
+        std::mem::take(&mut self.commands)
+    }
+
+    /// Each settings registration loaded on its own with `config`: the
+    /// errors, for the `check` command.
+    pub(crate) fn settings_errors(&self, config: &Config) -> Vec<crate::config::ConfigError> {
+        crate::settings::AppSettings::errors(&self.settings, config)
+    }
+
     /// The configuration set with [`config`](App::config), if any.
     pub fn configured(&self) -> Option<&Config> {
         self.config.as_ref()
@@ -378,6 +429,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             constraints,
             trailing_slash,
             settings,
+            commands: _,
         } = self;
         let settings =
             crate::settings::AppSettings::load(&settings, &config).map_err(BuildError::config)?;
@@ -387,6 +439,30 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
                 entry.methods.push_layers(&route_layers);
             }
         }
+        let mut listing: Vec<crate::routing::RouteListing> = routes
+            .iter()
+            .map(|entry| crate::routing::RouteListing {
+                host: entry.host.clone(),
+                path: entry.path.clone(),
+                name: entry.name.clone(),
+                methods: entry.methods.listing(),
+            })
+            .collect();
+        if let Some(health) = config.health_path.as_deref() {
+            if !listing.iter().any(|r| r.path == health) {
+                listing.push(crate::routing::RouteListing {
+                    host: None,
+                    path: health.to_owned(),
+                    name: None,
+                    methods: vec![crate::routing::MethodListing {
+                        method: "GET".to_owned(),
+                        handler: "(built in: TERN_HEALTH_PATH)",
+                        middleware: Vec::new(),
+                    }],
+                });
+            }
+        }
+        let middleware = layers.iter().rev().map(LayerFn::name).collect();
         let fallback = fallback.unwrap_or_else(|| Route::from_handler(not_found, ()));
         let table = Arc::new(Table::build(
             routes,
@@ -397,10 +473,17 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             config.health_path.as_deref(),
         )?);
         let dispatch = Route::from_endpoint(Dispatch(Arc::clone(&table)));
-        let chain = layers.iter().fold(dispatch, |route, layer| layer(route));
+        let chain = layers
+            .iter()
+            .fold(dispatch, |route, layer| layer.apply(route));
         let shared = Arc::new(Shared::new(config, renderer, table, settings));
         Ok(AppService {
-            inner: Arc::new(AppInner { chain, shared }),
+            inner: Arc::new(AppInner {
+                chain,
+                shared,
+                listing,
+                middleware,
+            }),
         })
     }
 }
@@ -685,6 +768,8 @@ fn hex(mut n: u64, out: &mut [u8]) {
 struct AppInner {
     chain: Route,
     shared: Arc<Shared>,
+    listing: Vec<crate::routing::RouteListing>,
+    middleware: Vec<&'static str>,
 }
 
 /// A built app: the tower `Service` the server runs and the test client
@@ -770,6 +855,18 @@ impl AppService {
     /// OpenAPI document is made from them), in registration order.
     pub fn api_routes(&self) -> &[crate::routing::ApiRoute] {
         self.inner.shared.table.api()
+    }
+
+    /// Every route with its methods, handlers and layers, in registration
+    /// order (what the `routes` command prints).
+    pub fn routes(&self) -> &[crate::routing::RouteListing] {
+        &self.inner.listing
+    }
+
+    /// The type names of the app's own layers ([`App::layer`]), which
+    /// wrap every request, outermost first.
+    pub fn middleware(&self) -> &[&'static str] {
+        &self.inner.middleware
     }
 
     /// The settings `T` loaded by [`App::settings`], if the app loads a `T`.

@@ -156,6 +156,11 @@ impl fmt::Debug for SecretKey {
 pub struct HostPattern(String);
 
 impl HostPattern {
+    /// The pattern as written (lowercased).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
     /// Whether `host` (without port) matches, ignoring ASCII case.
     pub fn matches(&self, host: &str) -> bool {
         let p = self.0.as_str();
@@ -336,6 +341,11 @@ impl ConfigError {
     pub fn setting(&self) -> &str {
         &self.setting
     }
+
+    /// What is wrong with it, and what to set.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
 }
 
 impl fmt::Display for ConfigError {
@@ -376,7 +386,7 @@ pub(crate) const EXAMPLE_SECRETS: &[&str] = &[
     "abcdefghijklmnopqrstuvwxyz",
 ];
 
-const GENERATE_HINT: &str =
+pub(crate) const GENERATE_HINT: &str =
     "generate one with `openssl rand -base64 48` (or `head -c 48 /dev/urandom | base64`)";
 
 impl Config {
@@ -738,7 +748,7 @@ impl Config {
     }
 }
 
-fn check_secret(key: &[u8]) -> Result<(), ConfigError> {
+pub(crate) fn check_secret(key: &[u8]) -> Result<(), ConfigError> {
     if key.len() < 32 {
         return Err(ConfigError::new(
             "SECRET_KEY",

@@ -1,6 +1,7 @@
 #![doc = include_str!("docs/guide.md")]
 
 mod app;
+pub mod command;
 pub mod config;
 mod context;
 mod drain;

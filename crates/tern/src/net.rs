@@ -29,6 +29,11 @@ impl IpNet {
         }
     }
 
+    /// The prefix length (`0` for a network of every address).
+    pub fn prefix_len(&self) -> u8 {
+        self.prefix
+    }
+
     /// Whether `ip` is in this network (an IPv4-mapped IPv6 address counts
     /// as its IPv4 address).
     pub fn contains(&self, ip: IpAddr) -> bool {

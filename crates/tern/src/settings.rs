@@ -499,6 +499,23 @@ impl AppSettings {
         Ok(loaded)
     }
 
+    /// Each registration loaded on its own: every error, not the first.
+    pub(crate) fn errors(list: &[Registration], config: &Config) -> Vec<ConfigError> {
+        let mut errors: Vec<ConfigError> = list
+            .iter()
+            .filter_map(|r| (r.load)(&r.prefix, config).err())
+            .collect();
+        if let Err(e) = AppSettings::load(list, config) {
+            if !errors
+                .iter()
+                .any(|known| known.to_string() == e.to_string())
+            {
+                errors.push(e);
+            }
+        }
+        errors
+    }
+
     pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.0
             .get(&TypeId::of::<T>())

@@ -155,11 +155,15 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
         .settings::<Showcase>("showcase")
         .settings::<tern_realtime::Realtime>("realtime")
         .settings::<tern_realtime::WebSockets>("websocket")
-        .settings::<tern_data::Database>("database")
         .route_layer(limit.layer())
         // Browsers get HTML error pages, API clients problem+json.
         .problem_renderer(tern_site::html_errors);
+    // The tables (the notes', the accounts'): `showcase migrate`, or at
+    // start in development.
+    let app = tern_data::install(app, [&MIGRATIONS, &tern_auth::MIGRATIONS]);
     let app = tern_auth::install(app);
+    let password = showcase.admin_password.expose().to_owned();
+    let app = app.on_start(move |app| development_admin(app, password.clone()));
     let app = if showcase.compression {
         app.layer(tern_site::compression())
     } else {
@@ -184,38 +188,34 @@ fn shared(_: tern_auth::RateLimit, _: &str) -> Result<tern_auth::RateLimit, Stri
     Err("SHOWCASE_REDIS_URL: this showcase was built without the `redis` feature".to_owned())
 }
 
-/// Before serving, on a runtime of its own: the tables (the notes', the
-/// accounts'), and in development an `admin` account on an empty
-/// database.
-async fn setup(
-    config: &tern::Config,
-    showcase: &Showcase,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let db: tern_data::Database = tern::settings::load("database", config)?;
-    db.migrate(&MIGRATIONS).await?;
-    db.migrate(&tern_auth::MIGRATIONS).await?;
-    let passwords: tern_auth::Passwords = tern::settings::load("password", config)?;
-    tern_auth::check_pepper(db.pool(), &passwords).await?;
-    if !config.is_production() {
-        let made = tern_auth::create_user(
-            db.pool(),
-            &passwords,
-            "admin",
-            showcase.admin_password.expose(),
-            true,
-        )
-        .await;
-        match made {
-            Ok(_) => tracing::info!("made the account `admin` (development): log in at /login"),
-            // It exists already (another process, or an earlier start).
-            Err(tern_auth::AuthError::Data(e)) if e.status() == StatusCode::CONFLICT => {}
-            Err(e) => return Err(e.into()),
-        }
+/// In development, an `admin` account on an empty database (a start
+/// hook: after the migrations, which `tern_data::install` applies at
+/// start in development).
+async fn development_admin(
+    app: tern::AppService,
+    password: String,
+) -> Result<(), tern::command::BoxError> {
+    if app.config().is_production() {
+        return Ok(());
     }
-    db.pool().close().await;
+    let (Some(db), Some(passwords)) = (
+        app.settings::<tern_data::Database>(),
+        app.settings::<tern_auth::Passwords>(),
+    ) else {
+        return Ok(());
+    };
+    let made = tern_auth::create_user(db.pool(), &passwords, "admin", &password, true).await;
+    match made {
+        Ok(_) => tracing::info!("made the account `admin` (development): log in at /login"),
+        // It exists already (another process, or an earlier start).
+        Err(tern_auth::AuthError::Data(e)) if e.status() == StatusCode::CONFLICT => {}
+        Err(e) => return Err(e.into()),
+    }
     Ok(())
 }
 
+/// The showcase's command line: it serves by default; `showcase --help`
+/// lists its commands (`routes`, `check`, `migrate`, `createsuperuser`).
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -224,14 +224,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .init();
     let config = tern::Config::from_env()?;
-    config.validate()?;
     let showcase: Showcase = tern::settings::load("showcase", &config)?;
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?
-        .block_on(setup(&config, &showcase))?;
-    let service = app(&showcase)?.build_with(config)?;
-    tern::Server::new(service).run()?;
+    tern::run(app(&showcase)?.config(config))?;
     Ok(())
 }
 
@@ -246,8 +240,16 @@ mod tests {
         let url = format!("sqlite://{}/app.db", dir.display());
         let config = tern::Config::from_settings([("DATABASE_URL", url.as_str())]).unwrap();
         let showcase = super::Showcase::default();
-        super::setup(&config, &showcase).await.unwrap();
-        let client = TestClient::new(super::app(&showcase).unwrap().config(config));
+        // The tables, as `showcase migrate` makes them; the `admin` account.
+        let app = || super::app(&showcase).unwrap().config(config.clone());
+        tern::command::serve(app(), ["showcase", "migrate"])
+            .await
+            .unwrap();
+        let service = app().build().unwrap();
+        super::development_admin(service, "tern-showcase".into())
+            .await
+            .unwrap();
+        let client = TestClient::new(app());
         let home = client.get("/").send().await;
         assert_eq!(home.status(), 200);
         assert!(home.text().contains("<h1>Tern</h1>"));

@@ -8,10 +8,29 @@ use tern_core::{response::IntoResponse, Problem, Request, Response};
 use super::route::{LayerBounds, Route};
 use crate::handler::{BoxFuture, Handler};
 
-type LayerFn = Arc<dyn Fn(Route) -> Route + Send + Sync>;
+/// A layer waiting for the route it wraps, with its type's name (for
+/// the `routes` command).
+#[derive(Clone)]
+pub(crate) struct LayerFn {
+    name: &'static str,
+    wrap: Arc<dyn Fn(Route) -> Route + Send + Sync>,
+}
+
+impl LayerFn {
+    pub(crate) fn apply(&self, route: Route) -> Route {
+        (self.wrap)(route)
+    }
+
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+}
 
 pub(crate) fn layer_fn<L: LayerBounds>(layer: L) -> LayerFn {
-    Arc::new(move |route: Route| route.layer(&layer))
+    LayerFn {
+        name: std::any::type_name::<L>(),
+        wrap: Arc::new(move |route: Route| route.layer(&layer)),
+    }
 }
 
 /// A handler waiting for the app's state.
@@ -19,6 +38,7 @@ trait ErasedHandler<S>: Send + Sync {
     fn into_route(self: Box<Self>, state: S) -> Route;
     fn check_route(&self, params: &[&str]) -> Result<(), String>;
     fn describe(&self) -> tern_core::doc::Operation;
+    fn name(&self) -> &'static str;
 }
 
 struct MakeRoute<H, T>(H, std::marker::PhantomData<fn() -> T>);
@@ -41,6 +61,10 @@ where
         let mut op = tern_core::doc::Operation::default();
         H::describe(&mut op);
         op
+    }
+
+    fn name(&self) -> &'static str {
+        std::any::type_name::<H>()
     }
 }
 
@@ -70,6 +94,13 @@ impl<S> Pending<S> {
         match self {
             Pending::Handler(h) => h.describe(),
             Pending::Route(_) => tern_core::doc::Operation::default(),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Pending::Handler(h) => h.name(),
+            Pending::Route(_) => "(a tower service)",
         }
     }
 
@@ -268,6 +299,26 @@ impl<S: Clone + Send + Sync + 'static> MethodRouter<S> {
         ops
     }
 
+    /// Each method with its handler's and its layers' type names,
+    /// outermost layer first; `*` for the handler of any method.
+    pub(crate) fn listing(&self) -> Vec<crate::routing::MethodListing> {
+        let middleware: Vec<&'static str> = self.layers.iter().rev().map(LayerFn::name).collect();
+        let entry = |method: String, p: &Pending<S>| crate::routing::MethodListing {
+            method,
+            handler: p.name(),
+            middleware: middleware.clone(),
+        };
+        let mut out: Vec<_> = self
+            .methods
+            .iter()
+            .map(|(m, p)| entry(m.to_string(), p))
+            .collect();
+        if let Some(any) = &self.any {
+            out.push(entry("*".to_owned(), any));
+        }
+        out
+    }
+
     pub(crate) fn push_layers(&mut self, layers: &[LayerFn]) {
         self.layers.extend(layers.iter().cloned());
     }
@@ -292,7 +343,7 @@ impl<S: Clone + Send + Sync + 'static> MethodRouter<S> {
 
     /// Composes the chain of every method: done once, at build time.
     pub(crate) fn finish(self, state: &S) -> MethodRoutes {
-        let wrap = |route: Route| self.layers.iter().fold(route, |r, layer| layer(r));
+        let wrap = |route: Route| self.layers.iter().fold(route, |r, layer| layer.apply(r));
         let mut routes = MethodRoutes {
             get: None,
             head: None,

@@ -17,6 +17,14 @@ enum ErrorKind {
     Io(io::Error),
     /// `tern::run` called inside a tokio runtime.
     InRuntime,
+    /// A command of the app's command line failed.
+    Command(crate::command::BoxError),
+    /// A start hook (`App::on_start`) failed.
+    Start(crate::command::BoxError),
+    /// `check` found this many failing lines.
+    Check(usize),
+    /// The command line could not be parsed (clap's message).
+    Usage(String),
 }
 
 impl Error {
@@ -26,13 +34,37 @@ impl Error {
         }
     }
 
-    pub(super) fn config(e: ConfigError) -> Self {
+    pub(crate) fn command(e: crate::command::BoxError) -> Self {
+        Error {
+            kind: ErrorKind::Command(e),
+        }
+    }
+
+    pub(crate) fn start(e: crate::command::BoxError) -> Self {
+        Error {
+            kind: ErrorKind::Start(e),
+        }
+    }
+
+    pub(crate) fn usage(message: String) -> Self {
+        Error {
+            kind: ErrorKind::Usage(message),
+        }
+    }
+
+    pub(crate) fn check(failed: usize) -> Self {
+        Error {
+            kind: ErrorKind::Check(failed),
+        }
+    }
+
+    pub(crate) fn config(e: ConfigError) -> Self {
         Error {
             kind: ErrorKind::Config(e),
         }
     }
 
-    pub(super) fn build(e: BuildError) -> Self {
+    pub(crate) fn build(e: BuildError) -> Self {
         // The app's own settings failed: a configuration error, naming
         // the setting, like Tern's own.
         let e = match e.into_config() {
@@ -50,7 +82,7 @@ impl Error {
         }
     }
 
-    pub(super) fn io(e: io::Error) -> Self {
+    pub(crate) fn io(e: io::Error) -> Self {
         Error {
             kind: ErrorKind::Io(e),
         }
@@ -103,6 +135,10 @@ impl fmt::Display for Error {
                 "tern cannot start: tern::run builds its own tokio runtime and was called \
                  inside one (`#[tokio::main]`?); there, use `tern::serve(app).await`",
             ),
+            ErrorKind::Command(e) => write!(f, "the command failed: {e}"),
+            ErrorKind::Start(e) => write!(f, "tern cannot start: {e}"),
+            ErrorKind::Usage(message) => f.write_str(message.trim_end()),
+            ErrorKind::Check(n) => write!(f, "the production checklist has {n} failing line(s)"),
         }
     }
 }

@@ -88,7 +88,11 @@ pub(crate) fn server_socket(
     Err(upgraded)
 }
 
-/// Runs `app` until `SIGINT` or `SIGTERM`, then drains it and returns.
+/// Runs `app`'s command line: serves it until `SIGINT` or `SIGTERM`,
+/// then drains it and returns; or, when the process is started with a
+/// command (`my-app routes`, `my-app check`, `my-app --help`, the
+/// commands the app adds with [`App::command`]), runs that instead. See
+/// [`command`](crate::command).
 ///
 /// The configuration is the app's own ([`App::config`]) or, if it has
 /// none, [`Config::from_env`]. It is [validated](Config::validate) first:
@@ -116,11 +120,13 @@ pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
         return Err(Error::in_runtime());
     }
     logging::install_default();
-    Server::new(build(app)?).run()
+    crate::command::run(app, std::env::args_os())
 }
 
 /// Like [`run`], on the tokio runtime it is awaited in: for
-/// `#[tokio::main] async fn main`. Binds `TERN_ADDR`, serves until
+/// `#[tokio::main] async fn main`; it reads the process's arguments too
+/// (in a test, use [`command::serve`](crate::command::serve) with
+/// arguments of your own). Binds `TERN_ADDR`, serves until
 /// `SIGINT`/`SIGTERM`, drains and returns; the configuration's runtime
 /// settings (`TERN_RUNTIME`, `TERN_WORKERS`) are the caller's runtime's
 /// business and are not applied.
@@ -134,18 +140,7 @@ pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
 /// ```
 pub async fn serve<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
     logging::install_default();
-    Server::new(build(app)?).serve().await
-}
-
-/// The app's configuration (its own, or the environment's), checked, and
-/// the app built with it.
-fn build<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<AppService, Error> {
-    let config = match app.configured() {
-        Some(config) => config.clone(),
-        None => Config::from_env().map_err(Error::config)?,
-    };
-    config.validate().map_err(Error::config)?;
-    app.build_with(config).map_err(Error::build)
+    crate::command::serve(app, std::env::args_os()).await
 }
 
 /// Serves an [`AppService`] on sockets.
