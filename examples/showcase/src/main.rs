@@ -313,6 +313,20 @@ mod tests {
             assert!(!page.text().contains("# #[tokio::main"), "{slug}");
         }
         assert_eq!(client.get("/guide/nothing").send().await.status(), 404);
+        // Code is highlighted once, at render: Rust keywords and shell
+        // commands get classes; a language without a syntax stays plain.
+        let guide_page = client.get("/guide/guide").send().await.text();
+        assert!(
+            guide_page
+                .contains(r#"<span class="hl-storage hl-type hl-function hl-rust">fn</span>"#),
+            "no highlighted Rust"
+        );
+        assert!(guide_page.contains(r#"<code class="language-text">$ my-app"#));
+        let readme_like = client.get("/guide/configuration").send().await.text();
+        assert!(
+            !readme_like.contains("<pre><code"),
+            "a code block was not rendered by the highlighter"
+        );
         let index: serde_json::Value = client.get("/index.json").send().await.json();
         let paths: Vec<&str> = index["pages"]
             .as_array()

@@ -86,7 +86,7 @@ fn render(source: &Source) -> Doc {
     let mut summary = String::new();
     let mut in_first_paragraph = false;
     let mut seen_paragraph = false;
-    let events: Vec<Event<'_>> = parser
+    let events: Vec<Event<'_>> = highlight_code(parser)
         .map(|event| match event {
             Event::Start(Tag::Link {
                 link_type,
@@ -151,6 +151,91 @@ fn rewrite_link<'a>(dest: &str, dir: &str) -> CowStr<'a> {
         Some(s) => CowStr::from(format!("/guide/{}{fragment}", s.slug)),
         None => CowStr::from(format!("{REPOSITORY}/{joined}{fragment}")),
     }
+}
+
+/// Fenced code blocks as highlighted HTML (syntect's classes, `hl-`
+/// prefixed, coloured by `site.css`); a language syntect does not know
+/// (TOML, nginx, text) stays plain. Done once per page, at render.
+fn highlight_code<'a>(events: impl Iterator<Item = Event<'a>>) -> impl Iterator<Item = Event<'a>> {
+    use pulldown_cmark::CodeBlockKind;
+    let mut out = Vec::new();
+    let mut code: Option<(String, String)> = None;
+    for event in events {
+        match (&mut code, event) {
+            (None, Event::Start(Tag::CodeBlock(kind))) => {
+                let lang = match kind {
+                    CodeBlockKind::Fenced(info) => {
+                        info.split(',').next().unwrap_or("").trim().to_owned()
+                    }
+                    CodeBlockKind::Indented => String::new(),
+                };
+                code = Some((lang, String::new()));
+            }
+            (Some((_, text)), Event::Text(t)) => text.push_str(&t),
+            (Some(_), Event::End(TagEnd::CodeBlock)) => {
+                if let Some((lang, text)) = code.take() {
+                    out.push(Event::Html(CowStr::from(highlighted(&lang, &text))));
+                }
+            }
+            (_, other) => out.push(other),
+        }
+    }
+    out.into_iter()
+}
+
+/// One code block as `<pre><code>` with highlighted spans.
+fn highlighted(lang: &str, code: &str) -> String {
+    use syntect::{
+        html::{ClassStyle, ClassedHTMLGenerator},
+        parsing::SyntaxSet,
+        util::LinesWithEndings,
+    };
+    static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
+    let syntaxes = SYNTAXES.get_or_init(SyntaxSet::load_defaults_newlines);
+    let extension = match lang {
+        "" | "rust" | "no_run" | "ignore" | "compile_fail" | "should_panic" => Some("rs"),
+        "sh" | "bash" | "shell" | "console" => Some("sh"),
+        "json" => Some("json"),
+        "html" => Some("html"),
+        "python" | "py" => Some("py"),
+        "js" | "javascript" | "mjs" => Some("js"),
+        "yaml" | "yml" => Some("yaml"),
+        _ => None,
+    };
+    let class = if lang.is_empty() { "rust" } else { lang };
+    let class: String = class
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    let body = extension
+        .and_then(|ext| syntaxes.find_syntax_by_extension(ext))
+        .and_then(|syntax| {
+            let mut html = ClassedHTMLGenerator::new_with_class_style(
+                syntax,
+                syntaxes,
+                ClassStyle::SpacedPrefixed { prefix: "hl-" },
+            );
+            for line in LinesWithEndings::from(code) {
+                html.parse_html_for_line_which_includes_newline(line).ok()?;
+            }
+            Some(html.finalize())
+        })
+        .unwrap_or_else(|| escape_html(code));
+    format!("<pre tabindex=\"0\"><code class=\"language-{class}\">{body}</code></pre>\n")
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// `a/b/../c` to `a/c`.
