@@ -36,11 +36,24 @@
 //! | `{name}`           | any non-empty segment                                      |
 //! | `{name:u64}`       | a non-empty segment the constraint accepts                 |
 //! | `{*name}`          | one or more whole segments, possibly with `/` between them |
+//! | `img-{id:u64}.png`, `v{version}`, `{name}.{ext}` | a segment of that text with non-empty parameters in it (a *template*) |
 //!
-//! A segment is all static text or exactly one parameter: `/{a}.{b}` and
-//! `/v{version}` are refused. Write `{{` and `}}` for literal braces in
-//! static text. Parameter names must be non-empty and unique within a
-//! pattern, and a pattern holds at most one glob.
+//! Write `{{` and `}}` for literal braces in static text. Parameter names
+//! must be non-empty and unique within a pattern, and a pattern holds at
+//! most one glob, which is a whole segment.
+//!
+//! In a template, static text separates every two parameters (`{a}{b}` is
+//! refused: where one would end is a guess), and a segment holds at most
+//! eight. A segment fits a template when it starts with the template's
+//! first text and ends with its last; the parameters between are split at
+//! the texts between them, found **from the right**: each parameter but
+//! the first takes the shortest non-empty text before the next separator
+//! (or the end), so `{name}.{ext}` splits `archive.tar.gz` into
+//! `archive.tar` and `gz`, and `v{major}.{minor}` splits `v1.2.3` into
+//! `1.2` and `3`. The split is made once; then each parameter's
+//! constraint must accept its text, or the template does not match (the
+//! next sibling is tried). Templates match the decoded segment, like
+//! everything else: `/a%2Eb` fits `{x}.{y}`.
 //!
 //! Built-in constraints:
 //!
@@ -87,10 +100,12 @@
 //!
 //! ```text
 //! /users/new               1. static         (exact text)
-//! /users/{id:u64}          2. constrained    (constraints in the order first inserted here)
+//! /users/{id}.json         2. template       (more static text first, then the order first inserted here)
+//! /users/v{id}                ...
+//! /users/{id:u64}          3. constrained    (constraints in the order first inserted here)
 //! /users/{id:slug}            ...
-//! /users/{name}            3. parameter
-//! /users/{*rest}           4. glob           (shortest span first)
+//! /users/{name}            4. parameter
+//! /users/{*rest}           5. glob           (shortest span first)
 //! ```
 //!
 //! Matching backtracks: when a more specific branch fails further down the
@@ -115,7 +130,7 @@
 //! `path = "a/blob/b"` (the only span that fits). A glob that ends its
 //! pattern takes whatever the more specific routes left over. Put another
 //! way: of all routes matching a path, the winner is the one whose
-//! per-segment kinds (static < constrained < parameter < glob, each path
+//! per-segment kinds (static < template < constrained < parameter < glob, each path
 //! segment ranked by the pattern segment that consumed it) come first
 //! lexicographically.
 //!
@@ -126,7 +141,9 @@
 //! ignored, because they would match the same paths with the same priority:
 //! `/u/{id}` and `/u/{name}`, `/f/{*a}` and `/f/{*b}`, `/n/{a:u64}` and
 //! `/n/{b:u64}`, or the same pattern twice. Different constraints at the
-//! same position (`/n/{a:u64}` and `/n/{a:slug}`) do not conflict.
+//! same position (`/n/{a:u64}` and `/n/{a:slug}`) do not conflict, nor do
+//! different templates (`/{a}.json` and `/{a}.{b}`), even where both fit
+//! a segment: the priority decides.
 //!
 //! # Building URLs
 //!

@@ -11,15 +11,37 @@ pub(crate) enum Segment {
     Constrained { name: String, constraint: String },
     /// `{*name}`: one or more segments.
     Glob(String),
+    /// Parameters inside static text: `img-{id}.png`, `v{version}`,
+    /// `{name}.{ext}`; text and parameters alternate.
+    Mixed(Vec<Piece>),
+}
+
+/// A piece of a [`Segment::Mixed`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Piece {
+    /// Literal text, `{{` and `}}` unescaped.
+    Text(String),
+    /// `{name}` or `{name:constraint}`.
+    Param {
+        name: String,
+        constraint: Option<String>,
+    },
 }
 
 impl Segment {
-    fn name(&self) -> Option<&str> {
+    fn names(&self) -> Vec<&str> {
         match self {
-            Segment::Static(_) => None,
+            Segment::Static(_) => Vec::new(),
             Segment::Param(name) | Segment::Constrained { name, .. } | Segment::Glob(name) => {
-                Some(name)
+                vec![name]
             }
+            Segment::Mixed(pieces) => pieces
+                .iter()
+                .filter_map(|p| match p {
+                    Piece::Param { name, .. } => Some(name.as_str()),
+                    Piece::Text(_) => None,
+                })
+                .collect(),
         }
     }
 }
@@ -32,8 +54,10 @@ pub(crate) fn parse(pattern: &str) -> Result<Vec<Segment>, String> {
     let mut segments: Vec<Segment> = Vec::new();
     for raw in rest.split('/') {
         let segment = parse_segment(raw)?;
-        if let Some(name) = segment.name() {
-            if segments.iter().any(|s| s.name() == Some(name)) {
+        for name in segment.names() {
+            if segments.iter().any(|s| s.names().contains(&name))
+                || segment.names().iter().filter(|n| **n == name).count() > 1
+            {
                 return Err(format!("parameter name `{name}` is used twice"));
             }
         }
@@ -69,18 +93,18 @@ fn parse_segment(raw: &str) -> Result<Segment, String> {
             ));
         }
     }
-    let mut text = String::new();
-    let mut param = None;
-    // Runs of text and parameters; a valid segment has one or the other.
-    let mut pieces = 0;
-    let mut in_text = false;
+    // Runs of text and parameters, in order.
+    let mut pieces: Vec<(Option<String>, Option<&str>)> = Vec::new();
+    let push_text =
+        |pieces: &mut Vec<(Option<String>, Option<&str>)>, text: &str| match pieces.last_mut() {
+            Some((Some(last), None)) => last.push_str(text),
+            _ => pieces.push((Some(text.to_owned()), None)),
+        };
     let mut i = 0;
     while i < bytes.len() {
         match (bytes[i], bytes.get(i + 1)) {
             (b'{', Some(b'{')) | (b'}', Some(b'}')) => {
-                text.push(char::from(bytes[i]));
-                pieces += usize::from(!in_text);
-                in_text = true;
+                push_text(&mut pieces, &raw[i..=i]);
                 i += 2;
             }
             (b'{', _) => {
@@ -93,9 +117,7 @@ fn parse_segment(raw: &str) -> Result<Segment, String> {
                             "unterminated `{{` in segment `{raw}`; write `{{{{` for a literal brace"
                         )
                     })?;
-                param = Some(&raw[body_start..body_start + body_len]);
-                pieces += 1;
-                in_text = false;
+                pieces.push((None, Some(&raw[body_start..body_start + body_len])));
                 i = body_start + body_len + 1;
             }
             (b'}', _) => {
@@ -105,22 +127,65 @@ fn parse_segment(raw: &str) -> Result<Segment, String> {
             }
             _ => {
                 let len = raw[i..].find(['{', '}']).unwrap_or(raw.len() - i);
-                text.push_str(&raw[i..i + len]);
-                pieces += usize::from(!in_text);
-                in_text = true;
+                push_text(&mut pieces, &raw[i..i + len]);
                 i += len;
             }
         }
     }
-    match param {
-        None => Ok(Segment::Static(text)),
-        Some(body) if pieces == 1 => parse_param(body),
-        Some(_) => Err(format!(
-            "segment `{raw}` mixes a parameter with other text or another parameter; \
-             a segment must be all static text or exactly one `{{name}}`, \
-             `{{name:constraint}}` or `{{*name}}`"
-        )),
+    match pieces.as_slice() {
+        [] => Ok(Segment::Static(String::new())),
+        [(Some(text), None)] => Ok(Segment::Static(text.clone())),
+        [(None, Some(body))] => parse_param(body),
+        _ => mixed(raw, pieces),
     }
+}
+
+/// A segment of text and parameters (`img-{id}.png`): no glob, and static
+/// text between every two parameters (where `{a}{b}` splits is anyone's
+/// guess).
+fn mixed(raw: &str, pieces: Vec<(Option<String>, Option<&str>)>) -> Result<Segment, String> {
+    let mut out = Vec::with_capacity(pieces.len());
+    for (text, body) in pieces {
+        match (text, body) {
+            (Some(text), _) => out.push(Piece::Text(text)),
+            (None, Some(body)) => {
+                if matches!(out.last(), Some(Piece::Param { .. })) {
+                    return Err(format!(
+                        "segment `{raw}` has two parameters with no text between them; where \
+                         one ends and the next begins would be a guess: put static text \
+                         between them (`{{name}}.{{ext}}`)"
+                    ));
+                }
+                match parse_param(body)? {
+                    Segment::Param(name) => out.push(Piece::Param {
+                        name,
+                        constraint: None,
+                    }),
+                    Segment::Constrained { name, constraint } => out.push(Piece::Param {
+                        name,
+                        constraint: Some(constraint),
+                    }),
+                    _ => {
+                        return Err(format!(
+                            "segment `{raw}`: a glob `{{{body}}}` must be a whole segment"
+                        ))
+                    }
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    let params = out
+        .iter()
+        .filter(|p| matches!(p, Piece::Param { .. }))
+        .count();
+    if params > crate::params::INLINE {
+        return Err(format!(
+            "segment `{raw}` has {params} parameters; a segment holds at most {}",
+            crate::params::INLINE
+        ));
+    }
+    Ok(Segment::Mixed(out))
 }
 
 fn parse_param(body: &str) -> Result<Segment, String> {
@@ -199,5 +264,41 @@ mod tests {
         assert_eq!(parse("/{{x}}").unwrap(), [Static("{x}".into())]);
         assert_eq!(parse("/a{{b}}c").unwrap(), [Static("a{b}c".into())]);
         assert_eq!(parse("/{{{{").unwrap(), [Static("{{".into())]);
+    }
+
+    #[test]
+    fn parameters_inside_a_segment() {
+        let param = |name: &str, constraint: Option<&str>| Piece::Param {
+            name: name.into(),
+            constraint: constraint.map(Into::into),
+        };
+        assert_eq!(
+            parse("/img-{id:u64}.png").unwrap(),
+            [Mixed(vec![
+                Piece::Text("img-".into()),
+                param("id", Some("u64")),
+                Piece::Text(".png".into())
+            ])]
+        );
+        assert_eq!(
+            parse("/{name}.{ext}").unwrap(),
+            [Mixed(vec![
+                param("name", None),
+                Piece::Text(".".into()),
+                param("ext", None)
+            ])]
+        );
+        assert_eq!(
+            parse("/v{{{v}").unwrap(),
+            [Mixed(vec![Piece::Text("v{".into()), param("v", None)])]
+        );
+        let e = parse("/{a}{b}").unwrap_err();
+        assert!(e.contains("no text between them"), "{e}");
+        let e = parse("/x{*rest}").unwrap_err();
+        assert!(e.contains("whole segment"), "{e}");
+        let e = parse("/{a}-{a}").unwrap_err();
+        assert!(e.contains("used twice"), "{e}");
+        let e = parse("/{a}/{a}.txt").unwrap_err();
+        assert!(e.contains("used twice"), "{e}");
     }
 }

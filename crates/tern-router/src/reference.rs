@@ -41,12 +41,28 @@ pub enum Seg {
     Con(String),
     /// `{*name}`: one or more segments, the first non-empty.
     Glob,
+    /// Text and parameters in one segment (`img-{id}.png`).
+    Mixed(Vec<Bit>),
+}
+
+/// A piece of a [`Seg::Mixed`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Bit {
+    /// Literal text (non-empty).
+    Text(String),
+    /// `{name}`.
+    Param,
+    /// `{name:constraint}` with a built-in constraint.
+    Con(String),
 }
 
 /// How a path segment was consumed; the derived order is the priority.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Rank {
     Static,
+    /// More static text first, then the index of the first accepted route
+    /// with this prefix and template.
+    Mixed(std::cmp::Reverse<usize>, usize),
     /// Index of the first accepted route with this prefix and constraint.
     Con(usize),
     Param,
@@ -102,6 +118,22 @@ pub fn render(segs: &[Seg], prefix: &str) -> (String, Vec<String>) {
             Seg::Param => pattern.push_str(&format!("{{{name}}}")),
             Seg::Con(c) => pattern.push_str(&format!("{{{name}:{c}}}")),
             Seg::Glob => pattern.push_str(&format!("{{*{name}}}")),
+            Seg::Mixed(bits) => {
+                for (j, bit) in bits.iter().enumerate() {
+                    let name = format!("{prefix}{i}_{j}");
+                    match bit {
+                        Bit::Text(text) => {
+                            pattern.push_str(&text.replace('{', "{{").replace('}', "}}"));
+                        }
+                        Bit::Param => pattern.push_str(&format!("{{{name}}}")),
+                        Bit::Con(c) => pattern.push_str(&format!("{{{name}:{c}}}")),
+                    }
+                    if !matches!(bit, Bit::Text(_)) {
+                        names.push(name);
+                    }
+                }
+                continue;
+            }
         }
         names.push(name);
     }
@@ -208,6 +240,21 @@ impl Reference {
                     ranks.push(Rank::Param);
                     values.push(segment.clone());
                 }
+                Seg::Mixed(bits) => {
+                    let parts = split_mixed(bits, segment)?;
+                    let text: usize = bits
+                        .iter()
+                        .map(|b| match b {
+                            Bit::Text(t) => t.len(),
+                            _ => 0,
+                        })
+                        .sum();
+                    ranks.push(Rank::Mixed(
+                        std::cmp::Reverse(text),
+                        self.first_with_prefix(&route.segs[..=i], index),
+                    ));
+                    values.extend(parts);
+                }
                 Seg::Glob => {
                     if segment.is_empty() {
                         return None;
@@ -231,6 +278,48 @@ impl Reference {
             .position(|r| r.segs.starts_with(prefix))
             .unwrap_or(own)
     }
+}
+
+/// The values of a template's parameters in `segment`, by the documented
+/// rule, found the slow way: of every split into non-empty parameters,
+/// the one whose parameter lengths, first to last, are largest in
+/// lexicographic order; then every constraint must accept its value.
+fn split_mixed(bits: &[Bit], segment: &str) -> Option<Vec<String>> {
+    fn all(bits: &[Bit], rest: &str, out: &mut Vec<String>, found: &mut Vec<Vec<String>>) {
+        match bits.split_first() {
+            None if rest.is_empty() => found.push(out.clone()),
+            None => {}
+            Some((Bit::Text(text), more)) => {
+                if let Some(after) = rest.strip_prefix(text.as_str()) {
+                    all(more, after, out, found);
+                }
+            }
+            Some((_, more)) => {
+                let ends = rest.char_indices().skip(1).chain([(rest.len(), ' ')]);
+                for (end, _) in ends.filter(|&(end, _)| end > 0) {
+                    out.push(rest[..end].to_owned());
+                    all(more, &rest[end..], out, found);
+                    out.pop();
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    all(bits, segment, &mut Vec::new(), &mut found);
+    let best = found.into_iter().max_by(|a, b| {
+        let la: Vec<usize> = a.iter().map(String::len).collect();
+        let lb: Vec<usize> = b.iter().map(String::len).collect();
+        la.cmp(&lb)
+    })?;
+    let cons = bits.iter().filter(|b| !matches!(b, Bit::Text(_)));
+    for (value, bit) in best.iter().zip(cons) {
+        if let Bit::Con(name) = bit {
+            if !constraint(name, value) {
+                return None;
+            }
+        }
+    }
+    Some(best)
 }
 
 /// Whether the built-in constraint `name` accepts `value`; an unknown name

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use crate::constraint::Constraints;
 use crate::error::{InsertError, MatchError, UrlError};
 use crate::params::{Params, INLINE};
-use crate::pattern::{self, Segment};
-use crate::tree::{Captures, Decoded, Key, Node, Raw};
-use crate::url::UrlPart;
+use crate::pattern::{self, Piece, Segment};
+use crate::tree::{Captures, Decoded, Key, Node, Part, Raw, Template};
+use crate::url::{UrlPart, UrlPiece};
 
 /// A route table mapping path patterns to values of type `T`.
 ///
@@ -109,7 +109,7 @@ impl<T> Router<T> {
     /// router.insert("/users/{id:u64}", "by id")?;
     /// router.insert("/users/{name}", "by name")?;
     /// assert!(matches!(
-    ///     router.insert("/users/{a}.{b}", "mixed"),
+    ///     router.insert("/users/{a}{b}", "two parameters, no text between"),
     ///     Err(InsertError::InvalidPattern { .. }),
     /// ));
     /// # Ok::<(), InsertError>(())
@@ -133,6 +133,20 @@ impl<T> Router<T> {
                         .map(|id| (constraint.clone().into(), id)),
                 ),
                 Segment::Glob(name) => UrlPart::Glob(name.clone().into()),
+                Segment::Mixed(pieces) => UrlPart::Mixed(
+                    pieces
+                        .iter()
+                        .map(|piece| match piece {
+                            Piece::Text(text) => UrlPiece::Text(text.clone().into()),
+                            Piece::Param { name, constraint } => UrlPiece::Param(
+                                name.clone().into(),
+                                constraint.as_ref().and_then(|c| {
+                                    self.constraints.lookup(c).map(|id| (c.clone().into(), id))
+                                }),
+                            ),
+                        })
+                        .collect(),
+                ),
             });
             keys.push(match segment {
                 Segment::Static(text) => Key::Static(text),
@@ -153,6 +167,32 @@ impl<T> Router<T> {
                 Segment::Glob(name) => {
                     names.push(name.into_boxed_str());
                     Key::Glob
+                }
+                Segment::Mixed(pieces) => {
+                    let mut parts = Vec::with_capacity(pieces.len());
+                    for piece in pieces {
+                        parts.push(match piece {
+                            Piece::Text(text) => Part::Text(text.into_boxed_str()),
+                            Piece::Param { name, constraint } => {
+                                let id = match constraint {
+                                    None => None,
+                                    Some(constraint) => {
+                                        Some(self.constraints.lookup(&constraint).ok_or_else(
+                                            || InsertError::UnknownConstraint {
+                                                pattern: pattern.to_owned(),
+                                                constraint,
+                                            },
+                                        )?)
+                                    }
+                                };
+                                names.push(name.into_boxed_str());
+                                Part::Param(id)
+                            }
+                        });
+                    }
+                    Key::Mixed(Template {
+                        parts: parts.into_boxed_slice(),
+                    })
                 }
             });
         }
@@ -204,7 +244,7 @@ impl<T> Router<T> {
         let (route, params) = if crate::bytes::contains(rest.as_bytes(), b'%') {
             let decoded = Decoded::new(rest).map_err(|_| MatchError::MalformedPath)?;
             let route = self.find(&decoded, &mut captures)?;
-            let values = decoded.into_values(captures.iter().copied());
+            let values = decoded.into_values(&captures);
             (route, Params::decoded(&route.names, values))
         } else {
             let raw = Raw(rest);

@@ -15,9 +15,124 @@ use crate::statics::Statics;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Key {
     Static(String),
+    Mixed(Template),
     Constrained(ConstraintId),
     Param,
     Glob,
+}
+
+/// A segment of text and parameters (`img-{id}.png`), names left out.
+///
+/// Text and parameters alternate. A segment matches when it starts with
+/// the first text (if the template starts with text) and ends with the
+/// last; the parameters between are split at the texts between them,
+/// found from the right: each parameter but the first takes the shortest
+/// non-empty text that ends where its following text begins (the end of
+/// the segment for the last), so `{name}.{ext}` splits `a.tar.gz` into
+/// `a.tar` and `gz`. Then each parameter's constraint must accept its
+/// text; a refusal is a mismatch (no other split is tried).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Template {
+    pub(crate) parts: Box<[Part]>,
+}
+
+/// A part of a [`Template`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Part {
+    Text(Box<str>),
+    Param(Option<ConstraintId>),
+}
+
+impl Template {
+    /// Bytes of static text: more text is tried first.
+    pub(crate) fn static_len(&self) -> usize {
+        self.parts
+            .iter()
+            .map(|p| match p {
+                Part::Text(t) => t.len(),
+                Part::Param(_) => 0,
+            })
+            .sum()
+    }
+
+    /// The parameters' byte ranges in `segment` (at most [`INLINE`]
+    /// parameters per template are split here; more is refused at
+    /// insert), or `None` when the segment does not fit.
+    pub(crate) fn split(
+        &self,
+        segment: &str,
+        constraints: &Constraints,
+    ) -> Option<InlineVec<(usize, usize), INLINE>> {
+        let bytes = segment.as_bytes();
+        let mut parts: &[Part] = &self.parts;
+        let mut start = 0;
+        let mut end = bytes.len();
+        if let [Part::Text(first), rest @ ..] = parts {
+            if !bytes.starts_with(first.as_bytes()) {
+                return None;
+            }
+            start = first.len();
+            parts = rest;
+        }
+        if let [rest @ .., Part::Text(last)] = parts {
+            if end < start + last.len() || !bytes[..end].ends_with(last.as_bytes()) {
+                return None;
+            }
+            end -= last.len();
+            parts = rest;
+        }
+        // `parts` is now `Param (Text Param)*`: split from the right.
+        let mut ranges = InlineVec::<(usize, usize), INLINE>::new();
+        let mut stack = [(0usize, 0usize); INLINE];
+        let mut n = 0;
+        let mut right = end;
+        let mut i = parts.len();
+        while i >= 3 {
+            let Part::Text(text) = &parts[i - 2] else {
+                return None;
+            };
+            // The text must end at least one byte before `right` (the
+            // parameter after it is not empty) and start at least one byte
+            // after `start` (nor is the one before it).
+            if right < start + 2 {
+                return None;
+            }
+            let at = rfind(&bytes[start + 1..right - 1], text.as_bytes())? + start + 1;
+            *stack.get_mut(n)? = (at + text.len(), right);
+            n += 1;
+            right = at;
+            i -= 2;
+        }
+        if right <= start {
+            return None;
+        }
+        *stack.get_mut(n)? = (start, right);
+        n += 1;
+        // Pushed right to left; the constraints, left to right.
+        let params = parts.iter().filter_map(|p| match p {
+            Part::Param(c) => Some(*c),
+            Part::Text(_) => None,
+        });
+        for (range, constraint) in stack[..n].iter().rev().zip(params) {
+            if let Some(id) = constraint {
+                if !constraints.accepts(id, &segment[range.0..range.1]) {
+                    return None;
+                }
+            }
+            ranges.push(*range);
+        }
+        Some(ranges)
+    }
+}
+
+/// The last position of `needle` in `haystack`.
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.len() > haystack.len() {
+        return None;
+    }
+    (0..=haystack.len() - needle.len())
+        .rev()
+        .find(|&i| haystack[i..].starts_with(needle))
 }
 
 /// Capture ranges pushed while walking: `(cursor of the first segment,
@@ -28,6 +143,9 @@ pub(crate) type Captures = InlineVec<(usize, usize), INLINE>;
 pub(crate) struct Node {
     /// Found by exact text, hashed once there are more than a few.
     statics: Statics<Node>,
+    /// Text and parameters in one segment; more static text first, then
+    /// the order first inserted.
+    mixed: Vec<(Template, Node)>,
     /// In the order they were first inserted, which is the order tried.
     constrained: Vec<(ConstraintId, Node)>,
     param: Option<Box<Node>>,
@@ -44,6 +162,7 @@ impl Node {
         };
         let child = match key {
             Key::Static(text) => self.statics.get(text),
+            Key::Mixed(t) => self.mixed.iter().find(|(m, _)| m == t).map(|(_, n)| n),
             Key::Constrained(id) => self
                 .constrained
                 .iter()
@@ -62,6 +181,23 @@ impl Node {
         };
         let child = match key {
             Key::Static(text) => self.statics.get_or_insert_with(text, Node::default),
+            Key::Mixed(t) => {
+                let i = match self.mixed.iter().position(|(m, _)| m == t) {
+                    Some(i) => i,
+                    None => {
+                        // After every template with as much text or more.
+                        let len = t.static_len();
+                        let at = self
+                            .mixed
+                            .iter()
+                            .position(|(m, _)| m.static_len() < len)
+                            .unwrap_or(self.mixed.len());
+                        self.mixed.insert(at, (t.clone(), Node::default()));
+                        at
+                    }
+                };
+                &mut self.mixed[i].1
+            }
             Key::Constrained(id) => {
                 let i = match self.constrained.iter().position(|(c, _)| c == id) {
                     Some(i) => i,
@@ -80,6 +216,7 @@ impl Node {
 
     fn is_leaf(&self) -> bool {
         self.statics.is_empty()
+            && self.mixed.is_empty()
             && self.constrained.is_empty()
             && self.param.is_none()
             && self.glob.is_none()
@@ -136,7 +273,10 @@ impl Node {
     }
 
     fn is_static_only(&self) -> bool {
-        self.constrained.is_empty() && self.param.is_none() && self.glob.is_none()
+        self.mixed.is_empty()
+            && self.constrained.is_empty()
+            && self.param.is_none()
+            && self.glob.is_none()
     }
 
     /// [`find`](Node::find) at a node with constrained, parameter or glob
@@ -156,9 +296,25 @@ impl Node {
                 return found;
             }
         }
-        // Constraints, parameters and globs all need a non-empty segment.
+        // Templates, constraints, parameters and globs all need a
+        // non-empty segment.
         if segment.is_empty() {
             return None;
+        }
+        for (template, child) in &self.mixed {
+            if let Some(ranges) = template.split(segment, constraints) {
+                let before = captures.len();
+                for &(start, end) in ranges.iter() {
+                    captures.push(path.within(cursor, start, end));
+                }
+                let found = child.enter(path, next, constraints, captures);
+                if found.is_some() {
+                    return found;
+                }
+                while captures.len() > before {
+                    captures.pop();
+                }
+            }
         }
         for (id, child) in &self.constrained {
             if constraints.accepts(*id, segment) {
@@ -216,6 +372,8 @@ pub(crate) trait Segments {
     fn is_end(&self, cursor: usize) -> bool {
         cursor >= self.end()
     }
+    /// The capture of bytes `start..end` of the segment at `cursor`.
+    fn within(&self, cursor: usize, start: usize, end: usize) -> (usize, usize);
 }
 
 /// A path without `%`: segments are slices of it and cursors byte offsets.
@@ -238,6 +396,11 @@ impl Segments for Raw<'_> {
 
     fn end(&self) -> usize {
         self.0.len() + 1
+    }
+
+    fn within(&self, cursor: usize, start: usize, end: usize) -> (usize, usize) {
+        // Byte offsets, in the `span` convention (one past the end).
+        (cursor + start, cursor + end + 1)
     }
 }
 
@@ -277,12 +440,24 @@ impl<'p> Decoded<'p> {
     /// The decoded values of `captures`, in order, in the segment vector
     /// itself (so decoding allocates nothing more): entry `i` holds the text
     /// of capture `i` (its byte range is stale), and nothing follows.
-    pub(crate) fn into_values(
-        mut self,
-        captures: impl Iterator<Item = (usize, usize)>,
-    ) -> Vec<(Cow<'p, str>, usize, usize)> {
+    pub(crate) fn into_values(mut self, captures: &Captures) -> Vec<(Cow<'p, str>, usize, usize)> {
+        if captures.iter().any(|(start, _)| start & WITHIN != 0) {
+            // Parts of segments: copied out (a path with `%` and a
+            // template; several values may come from one segment).
+            return captures
+                .iter()
+                .map(|&range| match range {
+                    (start, packed) if start & WITHIN != 0 => {
+                        let text = &self.segments[start & !WITHIN].0;
+                        let (from, to) = (packed >> HALF, packed & ((1 << HALF) - 1));
+                        (Cow::Owned(text[from..to].to_owned()), 0, 0)
+                    }
+                    whole => (self.copy(whole), 0, 0),
+                })
+                .collect();
+        }
         let mut len = 0;
-        for range in captures {
+        for &range in captures.iter() {
             let value = self.take(range);
             // The walk's captures are ordered, disjoint and at least one
             // segment each, so capture `len` starts at segment `len` or
@@ -292,6 +467,15 @@ impl<'p> Decoded<'p> {
         }
         self.segments.truncate(len);
         self.segments
+    }
+
+    /// The decoded text captured between two cursors, copied.
+    fn copy(&self, (start, end): (usize, usize)) -> Cow<'p, str> {
+        let texts: Vec<&str> = self.segments[start..end]
+            .iter()
+            .map(|(text, _, _)| &**text)
+            .collect();
+        Cow::Owned(texts.join("/"))
     }
 
     /// The decoded text captured between two cursors.
@@ -330,4 +514,14 @@ impl Segments for Decoded<'_> {
     fn end(&self) -> usize {
         self.segments.len()
     }
+
+    fn within(&self, cursor: usize, start: usize, end: usize) -> (usize, usize) {
+        // A segment index with the top bit set, and the byte range packed
+        // in half words (a segment of 4 GiB is not a concern on 64-bit;
+        // on 32-bit, segments over 64 KiB cannot reach a template).
+        (WITHIN | cursor, (start << HALF) | end)
+    }
 }
+
+const WITHIN: usize = 1 << (usize::BITS - 1);
+const HALF: u32 = usize::BITS / 2;

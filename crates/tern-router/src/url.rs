@@ -10,6 +10,15 @@ pub(crate) enum UrlPart {
     /// A parameter, with its constraint's name and id when it has one.
     Param(Box<str>, Option<(Box<str>, ConstraintId)>),
     Glob(Box<str>),
+    /// Text and parameters in one segment.
+    Mixed(Box<[UrlPiece]>),
+}
+
+/// A piece of a [`UrlPart::Mixed`].
+#[derive(Debug, Clone)]
+pub(crate) enum UrlPiece {
+    Text(Box<str>),
+    Param(Box<str>, Option<(Box<str>, ConstraintId)>),
 }
 
 pub(crate) fn build(
@@ -47,6 +56,40 @@ pub(crate) fn build(
                     }
                 }
                 encode_segment(value, &mut out);
+            }
+            UrlPart::Mixed(pieces) => {
+                // The segment as matching sees it (decoded), split again:
+                // a value holding the text after it would split elsewhere.
+                let mut segment = String::new();
+                let mut values = Vec::new();
+                let mut parts = Vec::with_capacity(pieces.len());
+                for piece in pieces.iter() {
+                    match piece {
+                        UrlPiece::Text(text) => {
+                            segment.push_str(text);
+                            parts.push(crate::tree::Part::Text(text.clone()));
+                        }
+                        UrlPiece::Param(name, constraint) => {
+                            let value = take(name)?;
+                            segment.push_str(value);
+                            values.push((name, value));
+                            parts.push(crate::tree::Part::Param(constraint.as_ref().map(|c| c.1)));
+                        }
+                    }
+                }
+                let template = crate::tree::Template {
+                    parts: parts.into_boxed_slice(),
+                };
+                let split = template.split(&segment, constraints);
+                for (i, (name, value)) in values.iter().enumerate() {
+                    let back = split
+                        .as_ref()
+                        .and_then(|ranges| ranges.iter().nth(i).map(|&(s, e)| &segment[s..e]));
+                    if back != Some(*value) {
+                        return Err(invalid(pattern, name, value));
+                    }
+                }
+                encode_segment(&segment, &mut out);
             }
             UrlPart::Glob(name) => {
                 let value = take(name)?;

@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used)]
 
 use proptest::prelude::*;
-use tern_router::reference::{self, render, Outcome, Reference, Seg};
+use tern_router::reference::{self, render, Bit, Outcome, Reference, Seg};
 use tern_router::Router;
 
 /// A path segment likely to fit `seg`, chosen by `pick`.
@@ -21,8 +21,50 @@ fn fill(seg: &Seg, pick: u8) -> String {
         Seg::Con(c) if c == "u64" => &["42", "0", "18446744073709551616", "%31"],
         Seg::Con(_) => &["my-slug", "42", "a", "-x"],
         Seg::Glob => &["a", "a/b", "x/new/1", "a/", "b/users"],
+        Seg::Mixed(bits) => {
+            // Each parameter filled in turn; the text may repeat inside a
+            // value (`a.b` for `{x}.{y}`), to test where the split falls.
+            let values = ["a", "7", "a.b", "v1", "x-y", "%2E", "1.2.3", "-"];
+            let mut out = String::new();
+            for (i, bit) in bits.iter().enumerate() {
+                match bit {
+                    Bit::Text(text) => out.push_str(text),
+                    _ => out.push_str(values[(usize::from(pick) + i * 3) % values.len()]),
+                }
+            }
+            return out;
+        }
     };
     options[usize::from(pick) % options.len()].to_owned()
+}
+
+fn mixed() -> impl Strategy<Value = Seg> {
+    let text = prop::sample::select(vec![".", "-", "v", "img-", ".png", "a", "."]);
+    let param = prop_oneof![
+        3 => Just(Bit::Param),
+        1 => Just(Bit::Con("u64".to_owned())),
+    ];
+    // text? param (text param)* text?, at least one text.
+    (
+        prop::option::of(text.clone()),
+        param.clone(),
+        prop::collection::vec((text.clone(), param), 0..=2),
+        prop::option::of(text),
+    )
+        .prop_filter_map("a template has text", |(first, p, more, last)| {
+            if first.is_none() && more.is_empty() && last.is_none() {
+                return None;
+            }
+            let mut bits = Vec::new();
+            bits.extend(first.map(|t| Bit::Text(t.to_owned())));
+            bits.push(p);
+            for (t, p) in more {
+                bits.push(Bit::Text(t.to_owned()));
+                bits.push(p);
+            }
+            bits.extend(last.map(|t| Bit::Text(t.to_owned())));
+            Some(Seg::Mixed(bits))
+        })
 }
 
 fn seg() -> impl Strategy<Value = Seg> {
@@ -33,6 +75,7 @@ fn seg() -> impl Strategy<Value = Seg> {
         1 => Just(Seg::Con("u64".to_owned())),
         1 => Just(Seg::Con("slug".to_owned())),
         2 => Just(Seg::Glob),
+        3 => mixed(),
     ]
 }
 
@@ -69,6 +112,12 @@ fn random_path() -> impl Strategy<Value = String> {
         "%61",
         "a%2Fb",
         "%zz",
+        "a.b",
+        "img-7.png",
+        "v1.2",
+        "x-y.z",
+        "a.b%2E",
+        "7.png",
     ]);
     prop::collection::vec(segment, 1..=6).prop_map(|segs| format!("/{}", segs.join("/")))
 }

@@ -192,15 +192,23 @@ impl PathParams {
 /// Names of a pattern's parameters, in order (`/a/{id}/{*rest}` →
 /// `id`, `rest`).
 pub(crate) fn param_names(pattern: &str) -> Arc<[Box<str>]> {
+    // Every `{...}` not written `{{`, in order: whole segments and
+    // parameters inside segments (`/img-{id}.png`) alike. The router has
+    // checked the pattern already.
     let mut names = Vec::new();
-    for segment in pattern.split('/') {
-        if segment.starts_with("{{") {
-            continue;
-        }
-        if let Some(inner) = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-            let inner = inner.strip_prefix('*').unwrap_or(inner);
-            let name = inner.split(':').next().unwrap_or(inner);
-            names.push(Box::from(name));
+    let bytes = pattern.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1)) {
+            (b'{', Some(b'{')) | (b'}', Some(b'}')) => i += 2,
+            (b'{', _) => {
+                let len = pattern[i + 1..].find('}').unwrap_or(pattern.len() - i - 1);
+                let inner = &pattern[i + 1..i + 1 + len];
+                let inner = inner.strip_prefix('*').unwrap_or(inner);
+                names.push(Box::from(inner.split(':').next().unwrap_or(inner)));
+                i += len + 2;
+            }
+            _ => i += 1,
         }
     }
     names.into()

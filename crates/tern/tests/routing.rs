@@ -640,3 +640,41 @@ async fn extractors_work_behind_a_layer_that_moves_the_request_to_another_task()
         .problem(400);
     server.shutdown().await;
 }
+
+/// Parameters inside a segment (`/files/{name}.{ext}`) reach `Path` by
+/// name and by position, and URLs are built back with them.
+#[tokio::test]
+async fn parameters_inside_a_segment_reach_path_and_urls() {
+    #[derive(serde::Deserialize)]
+    struct File {
+        name: String,
+        ext: String,
+    }
+    async fn file(Path(f): Path<File>) -> String {
+        format!("{} as {}", f.name, f.ext)
+    }
+    async fn image(Path((id, size)): Path<(u64, u32)>) -> String {
+        format!("image {id} at {size}")
+    }
+    let service = App::new()
+        .named_route("file", "/files/{name}.{ext}", get(file))
+        .route("/img-{id:u64}@{size:u64}x.png", get(image))
+        .build()
+        .unwrap();
+    let client = tern::test::TestClient::from_service(service.clone());
+    assert_eq!(
+        client.get("/files/report.tar.gz").send().await.text(),
+        "report.tar as gz"
+    );
+    assert_eq!(
+        client.get("/img-42@2x.png").send().await.text(),
+        "image 42 at 2"
+    );
+    assert_eq!(client.get("/img-x@2x.png").send().await.status(), 404);
+    assert_eq!(
+        service
+            .url_for("file", &[("name", "a b"), ("ext", "txt")])
+            .unwrap(),
+        "/files/a%20b.txt"
+    );
+}

@@ -10,11 +10,13 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use tern_router::reference::{self, render, Reference, Seg};
+use tern_router::reference::{self, render, Bit, Reference, Seg};
 use tern_router::{InsertError, Router};
 
 const STATICS: &[&str] = &["a", "b", "users", "new", "", "1", "é", "a b", "{x}", "%61"];
 const CONSTRAINTS: &[&str] = &["u64", "i64", "slug", "uuid"];
+/// The texts of templates (never empty).
+const TEXTS: &[&str] = &[".", "-", "v", "img-", ".png", "é", "{", "%", "a b", ".."];
 /// Path segments chosen to sit on the edges of the statics and constraints.
 const WORDS: &[&str] = &[
     "a",
@@ -59,6 +61,9 @@ enum SegSpec {
     Param,
     Con(u8),
     Glob,
+    /// A template: leading text, parameters (each a kind and the text that
+    /// follows it unless it is the last), trailing text.
+    Mixed(Option<u8>, Vec<(u8, u8)>, Option<u8>),
 }
 
 #[derive(Debug, Arbitrary)]
@@ -112,8 +117,35 @@ fn segs(spec: &RouteSpec) -> Vec<Seg> {
             SegSpec::Param => Seg::Param,
             SegSpec::Con(i) => Seg::Con(pick(CONSTRAINTS, *i).to_owned()),
             SegSpec::Glob => Seg::Glob,
+            SegSpec::Mixed(lead, params, trail) => template(*lead, params, *trail),
         })
         .collect()
+}
+
+fn template(lead: Option<u8>, params: &[(u8, u8)], trail: Option<u8>) -> Seg {
+    let params = &params[..params.len().min(3)];
+    if params.is_empty() {
+        return Seg::Static(pick(TEXTS, lead.unwrap_or(0)).to_owned());
+    }
+    let mut bits = Vec::new();
+    bits.extend(lead.map(|t| Bit::Text(pick(TEXTS, t).to_owned())));
+    for (i, (kind, text)) in params.iter().enumerate() {
+        bits.push(if kind % 3 == 0 {
+            Bit::Con(pick(CONSTRAINTS, kind / 3).to_owned())
+        } else {
+            Bit::Param
+        });
+        if i + 1 < params.len() {
+            bits.push(Bit::Text(pick(TEXTS, *text).to_owned()));
+        }
+    }
+    match trail {
+        Some(t) => bits.push(Bit::Text(pick(TEXTS, t).to_owned())),
+        // A template holds text somewhere.
+        None if lead.is_none() && params.len() == 1 => bits.push(Bit::Text(".".to_owned())),
+        None => {}
+    }
+    Seg::Mixed(bits)
 }
 
 /// A value for `seg`, usually one it accepts.
@@ -131,6 +163,18 @@ fn fill(seg: &Seg, choice: u8) -> String {
         Seg::Glob => &[
             "a", "a/b", "x/new/1", "a/", "b/users", "/a", "a//b", "%zz/a",
         ],
+        Seg::Mixed(bits) => {
+            let values = ["a", "42", "a.b", "-1", "my-slug", "%2E", "", "é", "v1.2"];
+            let mut out = String::new();
+            for (i, bit) in bits.iter().enumerate() {
+                match bit {
+                    Bit::Text(text) if !choice.is_multiple_of(7) => out.push_str(text),
+                    Bit::Text(_) => out.push_str(pick(WORDS, choice)),
+                    _ => out.push_str(pick(&values, choice.wrapping_add(i as u8 * 5))),
+                }
+            }
+            return out;
+        }
     };
     pick(options, choice).to_owned()
 }
