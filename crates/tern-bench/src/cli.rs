@@ -60,6 +60,11 @@ pub enum Cmd {
         /// Do not build bench/peers first.
         #[arg(long)]
         no_build: bool,
+        /// Measure a tree with uncommitted changes (refused otherwise,
+        /// except in quick mode: evidence must name the code it measured;
+        /// the evidence then says "dirty").
+        #[arg(long)]
+        allow_dirty: bool,
         /// Where evidence and reports go.
         #[arg(long, default_value = "bench/results/latest")]
         out: PathBuf,
@@ -397,9 +402,17 @@ pub fn run(command: Cmd) -> Result<()> {
             server_cores,
             load_cores,
             no_build,
+            allow_dirty,
             out,
         } => {
             let root = std::env::current_dir()?;
+            if !quick && !allow_dirty && crate::machine::Machine::detect().git_dirty {
+                anyhow::bail!(
+                    "the tree has uncommitted changes (`git status`), so the evidence could not \
+                     name the code it measured: commit them, or pass --allow-dirty (the evidence \
+                     then says dirty)"
+                );
+            }
             let profile = if quick { "dev" } else { "release" };
             if !no_build {
                 run::build_peers(&root, profile)?;

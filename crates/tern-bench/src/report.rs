@@ -44,6 +44,29 @@ pub fn terminal(e: &Evidence) -> String {
             ""
         }
     );
+    let (peers, table) = ratios(e);
+    if !peers.is_empty() {
+        let _ = write!(
+            out,
+            "\nTern's throughput / each server's (median; above 1 is Tern faster)\n  {:<28}",
+            "workload (connections)"
+        );
+        for peer in &peers {
+            let _ = write!(out, " {peer:>8}");
+        }
+        let _ = writeln!(out);
+        for (key, cells) in &table {
+            let _ = write!(out, "  {key:<28}");
+            for cell in cells {
+                let _ = write!(
+                    out,
+                    " {:>8}",
+                    cell.map_or("-".to_owned(), |x| format!("{x:.3}"))
+                );
+            }
+            let _ = writeln!(out);
+        }
+    }
     let mut keys: Vec<(String, usize)> = Vec::new();
     for r in &e.summary {
         if !keys.contains(&(r.workload.clone(), r.connections)) {
@@ -78,14 +101,66 @@ pub fn terminal(e: &Evidence) -> String {
     out
 }
 
+/// Whether the load generator measured latency for this row: pipelined
+/// wrk reports 0 us (it times a pipeline's first answer only), and h2load
+/// reports no percentiles.
+fn has_p99(r: &Row) -> bool {
+    r.p99_us.median > 0.0
+}
+
+fn p99(r: &Row) -> String {
+    if has_p99(r) {
+        format!("{:.0}us", r.p99_us.median)
+    } else {
+        "n/a".to_owned()
+    }
+}
+
+/// The other servers, and per `workload (connections)` Tern's ratio to
+/// each (`None` where that server did not run it).
+pub type Ratios = (Vec<String>, Vec<(String, Vec<Option<f64>>)>);
+
+/// Tern's throughput against each other server, per workload and
+/// concurrency: `tern/this` medians, the first thing a reader wants.
+pub fn ratios(e: &Evidence) -> Ratios {
+    let mut peers: Vec<String> = Vec::new();
+    for r in &e.summary {
+        if r.server != "tern" && !peers.contains(&r.server) {
+            peers.push(r.server.clone());
+        }
+    }
+    let mut rows: Vec<(String, Vec<Option<f64>>)> = Vec::new();
+    for r in &e.summary {
+        let key = format!("{} ({})", r.workload, r.connections);
+        if rows.iter().any(|(k, _)| *k == key) {
+            continue;
+        }
+        let cells = peers
+            .iter()
+            .map(|peer| {
+                e.summary
+                    .iter()
+                    .find(|x| {
+                        x.workload == r.workload
+                            && x.connections == r.connections
+                            && x.server == *peer
+                    })
+                    .and_then(|x| x.tern_ratio)
+            })
+            .collect();
+        rows.push((key, cells));
+    }
+    (peers, rows)
+}
+
 fn line(r: &Row) -> String {
     format!(
-        "{:<7} {:>9} {:>19} {:>8.1}% {:>8.0}us {:>7.2}us {:>6.2}us {:>7} {:>10}",
+        "{:<7} {:>9} {:>19} {:>8.1}% {:>10} {:>7.2}us {:>6.2}us {:>7} {:>10}",
         r.server,
         kfmt(r.rps.median),
         format!("{}-{}", kfmt(r.rps.min), kfmt(r.rps.max)),
         r.rps.cv * 100.0,
-        r.p99_us.median,
+        p99(r),
         r.cpu_us_per_req.median,
         r.cpu_user_us_per_req,
         r.errors,
@@ -149,7 +224,7 @@ fn chart(
 /// The whole run as one HTML page, viewable offline.
 pub fn html(e: &Evidence) -> String {
     let mut page = String::from(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tern bench lab</title><style>body{font:14px system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}pre{background:#f6f8fa;padding:1rem;overflow:auto}section{margin-bottom:2rem}</style></head><body><h1>Tern bench lab</h1>",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Tern bench lab</title><style>body{font:14px system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}pre{background:#f6f8fa;padding:1rem;overflow:auto}section{margin-bottom:2rem}table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.2rem .6rem;text-align:right}td:first-child,th:first-child{text-align:left}.win{color:#116329;font-weight:bold}.loss{color:#a40e26}</style></head><body><h1>Tern bench lab</h1>",
     );
     let _ = write!(
         page,
@@ -169,6 +244,33 @@ pub fn html(e: &Evidence) -> String {
         escape(&e.settings.load_cores),
         if e.settings.quick { " <strong>Quick mode: correctness only; the figures mean nothing.</strong>" } else { "" },
     );
+    if e.machine.git_dirty {
+        page.push_str("<p><strong>Measured from a tree with uncommitted changes: the commit above does not name all the code measured.</strong></p>");
+    }
+    let (peers, table) = ratios(e);
+    if !peers.is_empty() {
+        page.push_str("<section><h2>Tern against each server</h2><p>Tern's requests per second divided by the other server's, medians of the rounds; above 1.00 Tern is faster.</p><table><thead><tr><th>workload (connections)</th>");
+        for peer in &peers {
+            let _ = write!(page, "<th>{}</th>", escape(peer));
+        }
+        page.push_str("</tr></thead><tbody>");
+        for (key, cells) in &table {
+            let _ = write!(page, "<tr><td>{}</td>", escape(key));
+            for cell in cells {
+                match cell {
+                    Some(x) if *x >= 1.0 => {
+                        let _ = write!(page, "<td class=\"win\">{x:.3}</td>");
+                    }
+                    Some(x) => {
+                        let _ = write!(page, "<td class=\"loss\">{x:.3}</td>");
+                    }
+                    None => page.push_str("<td>-</td>"),
+                }
+            }
+            page.push_str("</tr>");
+        }
+        page.push_str("</tbody></table></section>");
+    }
     let mut keys: Vec<(String, usize)> = Vec::new();
     for r in &e.summary {
         if !keys.contains(&(r.workload.clone(), r.connections)) {
@@ -193,12 +295,16 @@ pub fn html(e: &Evidence) -> String {
             |r| (r.rps.median, r.rps.min, r.rps.max),
             "req/s",
         ));
-        page.push_str(&chart(
-            "p99 latency (median, min-max whiskers)",
-            &rows,
-            |r| (r.p99_us.median, r.p99_us.min, r.p99_us.max),
-            "us",
-        ));
+        if rows.iter().all(|r| has_p99(r)) {
+            page.push_str(&chart(
+                "p99 latency (median, min-max whiskers)",
+                &rows,
+                |r| (r.p99_us.median, r.p99_us.min, r.p99_us.max),
+                "us",
+            ));
+        } else {
+            page.push_str("<p>p99 latency: n/a (the load generator does not measure it here: pipelined wrk times only a pipeline's first answer; h2load reports no percentiles).</p>");
+        }
         page.push_str("</section>");
     }
     page.push_str("<section><h2>Summary</h2><pre>");
@@ -209,4 +315,48 @@ pub fn html(e: &Evidence) -> String {
     }
     page.push_str("</ul></body></html>");
     page
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The published run of 2026-11-30, read back.
+    fn published() -> Evidence {
+        serde_json::from_str(include_str!(
+            "../../../bench/results/2026-11-30/evidence.json"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_ratio_table_comes_first_and_pipelined_p99_is_not_a_zero() {
+        let e = published();
+        let text = terminal(&e);
+        let table = text.find("Tern's throughput / each server's").unwrap();
+        let first_block = text.find("(16 connections)\n").unwrap();
+        assert!(table < first_block, "{text}");
+        let pipeline = text
+            .split("\npipeline (16 connections)\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .nth(1)
+            .unwrap();
+        assert!(pipeline.contains("n/a"), "{pipeline}");
+        assert!(!pipeline.contains(" 0us"), "{pipeline}");
+        let page = html(&e);
+        let section = page.find("<h2>Tern against each server</h2>").unwrap();
+        assert!(section < page.find("<h2>pipeline").unwrap());
+        assert!(
+            page.contains("p99 latency: n/a"),
+            "no n/a note for pipelined rows"
+        );
+        // Every peer's ratio on plaintext at 16 connections is in the table.
+        let (peers, rows) = ratios(&e);
+        let plaintext = rows.iter().find(|(k, _)| k == "plaintext (16)").unwrap();
+        assert_eq!(plaintext.1.len(), peers.len());
+        assert!(plaintext.1.iter().all(Option::is_some));
+    }
 }
