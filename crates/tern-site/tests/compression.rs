@@ -178,3 +178,40 @@ async fn ranges_and_precompressed_files_are_not_compressed_again() {
     assert_eq!(body, sibling);
     assert_eq!(decode("gzip", &body), text);
 }
+
+fn etag(head: &str) -> String {
+    head.lines()
+        .find_map(|l| l.strip_prefix("etag: "))
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
+/// A strong ETag names the identity bytes: on what the layer compresses it
+/// becomes weak (redbot rates a strong one there BAD), and revalidation
+/// with it still gets a 304. A precompressed sibling keeps its own strong
+/// tag (its own bytes).
+#[tokio::test]
+async fn compressed_answers_carry_a_weak_etag_and_still_revalidate() {
+    let addr = serve().await;
+    let (plain, _) = get_raw(addr, "/static/long.txt", &[]).await;
+    let strong = etag(&plain);
+    assert!(strong.starts_with('"'), "{plain}");
+    let (br, _) = get_raw(addr, "/static/long.txt", &[("accept-encoding", "br")]).await;
+    assert!(br.contains("content-encoding: br"), "{br}");
+    assert_eq!(etag(&br), format!("w/{strong}"), "{br}");
+    let (again, body) = get_raw(
+        addr,
+        "/static/long.txt",
+        &[
+            ("accept-encoding", "br"),
+            ("if-none-match", &format!("W/{strong}")),
+        ],
+    )
+    .await;
+    assert!(again.starts_with("http/1.0 304"), "{again}");
+    assert!(body.is_empty());
+    let (gz, _) = get_raw(addr, "/static/long.txt", &[("accept-encoding", "gzip")]).await;
+    let sibling = etag(&gz);
+    assert!(sibling.starts_with('"') && sibling != strong, "{gz}");
+}

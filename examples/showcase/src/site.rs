@@ -232,6 +232,7 @@ fn escape_html(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
             '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
             _ => out.push(c),
         }
     }
@@ -356,15 +357,55 @@ fn css() -> String {
     files().url("site.css")
 }
 
+/// The home page: the template assembles it on every request; its
+/// constant text (the features, figures, roadmap items, docs and routes,
+/// about 20 KB) is HTML-escaped once, at the first request, and marked
+/// safe in the template. Escaping it again on every request was 37% of
+/// the page's server time (`bench/results/2026-12-01-site/profile.txt`).
+/// Anything that comes from a request would still be escaped per request.
 #[derive(askama::Template)]
 #[template(path = "home.html")]
 pub(crate) struct Home {
     pub(crate) css: String,
-    pub(crate) features: &'static [Feature],
-    pub(crate) figures: &'static [Figure],
-    pub(crate) docs: &'static [Doc],
-    pub(crate) routes: &'static [(&'static str, &'static str, &'static str)],
-    pub(crate) works: &'static [(String, String)],
+    pub(crate) text: &'static HomeText,
+}
+
+/// The home page's constant text, escaped: `(name, text)` pairs and so on.
+pub(crate) struct HomeText {
+    pub(crate) features: Vec<(String, String)>,
+    pub(crate) figures: Vec<(String, String, String)>,
+    pub(crate) works: Vec<(String, String)>,
+    pub(crate) docs: Vec<(String, String, String)>,
+    pub(crate) routes: Vec<(String, String, String)>,
+}
+
+fn home_text() -> &'static HomeText {
+    static TEXT: OnceLock<HomeText> = OnceLock::new();
+    TEXT.get_or_init(|| {
+        let e = |s: &str| escape_html(s);
+        HomeText {
+            features: crate::content::FEATURES
+                .iter()
+                .map(|f| (e(f.name), e(f.text)))
+                .collect(),
+            figures: crate::content::FIGURES
+                .iter()
+                .map(|f| (e(f.workload), e(f.figure), e(f.source)))
+                .collect(),
+            works: works_today()
+                .iter()
+                .map(|(name, text)| (e(name), e(text)))
+                .collect(),
+            docs: docs()
+                .iter()
+                .map(|d| (e(d.slug), e(d.title), e(&d.summary)))
+                .collect(),
+            routes: crate::content::ROUTES
+                .iter()
+                .map(|(href, route, what)| (e(href), e(route), e(what)))
+                .collect(),
+        }
+    })
 }
 
 #[derive(askama::Template)]
@@ -386,11 +427,7 @@ pub(crate) struct GuideIndex {
 pub(crate) async fn home() -> Page<Home> {
     Page(Home {
         css: css(),
-        features: crate::content::FEATURES,
-        figures: crate::content::FIGURES,
-        docs: docs(),
-        routes: crate::content::ROUTES,
-        works: works_today(),
+        text: home_text(),
     })
 }
 
@@ -423,8 +460,14 @@ struct Entry {
     summary: String,
 }
 
-/// The site's pages: path, title, summary.
-fn pages() -> Vec<Entry> {
+/// The site's pages: path, title, summary (made once; `/index.json`
+/// serializes them on every request).
+fn pages() -> &'static [Entry] {
+    static PAGES: OnceLock<Vec<Entry>> = OnceLock::new();
+    PAGES.get_or_init(all_pages)
+}
+
+fn all_pages() -> Vec<Entry> {
     let mut pages = vec![
         Entry {
             title: "Tern".to_owned(),
@@ -465,8 +508,14 @@ fn pages() -> Vec<Entry> {
 }
 
 /// `GET /index.json`: the pages, rendered per request.
-pub(crate) async fn index_json() -> Json<serde_json::Value> {
-    Json(serde_json::json!({ "pages": pages() }))
+pub(crate) async fn index_json() -> Json<Index> {
+    Json(Index { pages: pages() })
+}
+
+/// `/index.json`'s body.
+#[derive(Serialize)]
+pub(crate) struct Index {
+    pages: &'static [Entry],
 }
 
 /// `GET /sitemap.xml`: every page, as absolute URLs on the host asked.
