@@ -17,11 +17,12 @@
 //!   nginx does): the compressed bytes are not the identity bytes the
 //!   strong tag names, and two requests may not compress alike;
 //!   `If-None-Match` compares weakly, so revalidation still gets `304`;
-//! - a level chosen for bodies rendered per request
-//!   ([`LEVEL`]): brotli's default (11) costs about 750 µs on a 25 KB
-//!   page, level 4 a fraction of it for a few percent more bytes; files
-//!   that never change are better precompressed (`.br` siblings, served
-//!   by [`StaticFiles`](crate::StaticFiles)).
+//! - the fastest level of each coding ([`LEVEL`]), for bodies made per
+//!   request: at tower-http's defaults (brotli 4) a 25 KB page cost
+//!   750 µs of brotli per request (`PERFORMANCE.md`, "The website");
+//!   files that never change are better precompressed at the best level
+//!   (`.br` siblings, served as they are by
+//!   [`StaticFiles`](crate::StaticFiles)).
 //!
 //! ```
 //! use tern::App;
@@ -36,9 +37,9 @@ use tower_http::compression::{
     CompressionBody, CompressionLayer, CompressionLevel,
 };
 
-/// The compression level: 4 for gzip, brotli and zstd alike (the fast
-/// end of each; see the [module](self)).
-pub const LEVEL: i32 = 4;
+/// The compression level: 1 for gzip, brotli and zstd alike, the fast end
+/// of each (see the [module](self)).
+pub const LEVEL: i32 = 1;
 
 /// Bodies smaller than this are sent as they are.
 pub const MIN_SIZE: u16 = 1024;
