@@ -152,6 +152,8 @@ pub(crate) struct Node {
     glob: Option<Box<Node>>,
     /// Index of the route that ends at this node.
     pub(crate) route: Option<usize>,
+    /// Whether any child is not static (one test on the walk's hot loop).
+    dynamic: bool,
 }
 
 impl Node {
@@ -179,6 +181,9 @@ impl Node {
         let Some((key, rest)) = keys.split_first() else {
             return self;
         };
+        if !matches!(key, Key::Static(_)) {
+            self.dynamic = true;
+        }
         let child = match key {
             Key::Static(text) => self.statics.get_or_insert_with(text, Node::default),
             Key::Mixed(t) => {
@@ -273,10 +278,7 @@ impl Node {
     }
 
     fn is_static_only(&self) -> bool {
-        self.mixed.is_empty()
-            && self.constrained.is_empty()
-            && self.param.is_none()
-            && self.glob.is_none()
+        !self.dynamic
     }
 
     /// [`find`](Node::find) at a node with constrained, parameter or glob
@@ -301,19 +303,10 @@ impl Node {
         if segment.is_empty() {
             return None;
         }
-        for (template, child) in &self.mixed {
-            if let Some(ranges) = template.split(segment, constraints) {
-                let before = captures.len();
-                for &(start, end) in ranges.iter() {
-                    captures.push(path.within(cursor, start, end));
-                }
-                let found = child.enter(path, next, constraints, captures);
-                if found.is_some() {
-                    return found;
-                }
-                while captures.len() > before {
-                    captures.pop();
-                }
+        if !self.mixed.is_empty() {
+            let found = self.find_mixed(path, segment, cursor, next, constraints, captures);
+            if found.is_some() {
+                return found;
             }
         }
         for (id, child) in &self.constrained {
@@ -355,6 +348,38 @@ impl Node {
                 match path.next(end) {
                     Some((_, after)) => end = after,
                     None => break,
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Node {
+    /// The template children's turn in [`find_dynamic`](Node::find_dynamic),
+    /// out of line: most tables have none, and the walk stays small.
+    #[inline(never)]
+    fn find_mixed<S: Segments>(
+        &self,
+        path: &S,
+        segment: &str,
+        cursor: usize,
+        next: usize,
+        constraints: &Constraints,
+        captures: &mut Captures,
+    ) -> Option<usize> {
+        for (template, child) in &self.mixed {
+            if let Some(ranges) = template.split(segment, constraints) {
+                let before = captures.len();
+                for &(start, end) in ranges.iter() {
+                    captures.push(path.within(cursor, start, end));
+                }
+                let found = child.enter(path, next, constraints, captures);
+                if found.is_some() {
+                    return found;
+                }
+                while captures.len() > before {
+                    captures.pop();
                 }
             }
         }
