@@ -23,7 +23,7 @@ use crate::{model::Model, Database, Migrations, Pool};
 ///   process's), whether it answers, and migrations not applied.
 ///
 /// ```no_run
-/// static MIGRATIONS: tern_data::Migrations = tern_data::migrations!("migrations");
+/// static MIGRATIONS: tern_data::Migrations = tern_data::migrations!("tests/migrations");
 ///
 /// let app = tern::App::new();
 /// let app = tern_data::install(app, [&MIGRATIONS]);
