@@ -263,18 +263,7 @@ where
             }
             Server::new(service).run()
         }
-        Parsed::Check => runtime()?.block_on(check::run(app, &extensions.checks)),
-        Parsed::Routes => {
-            let service = build_for_command(app)?;
-            print!("{}", routes::table(&service));
-            Ok(())
-        }
-        Parsed::Other(command, args) => {
-            let app = build_for_command(app)?;
-            runtime()?
-                .block_on(command(Invocation { app, args }))
-                .map_err(Error::command)
-        }
+        other => runtime()?.block_on(not_serve(app, other, &extensions.checks)),
     }
 }
 
@@ -297,7 +286,18 @@ where
             start(&extensions.on_start, &service).await?;
             Server::new(service).serve().await
         }
-        Parsed::Check => check::run(app, &extensions.checks).await,
+        other => not_serve(app, other, &extensions.checks).await,
+    }
+}
+
+/// `check`, `routes` and the app's own commands, on the caller's runtime.
+async fn not_serve<S>(app: App<S>, parsed: Parsed, checks: &[CheckHook]) -> Result<(), Error>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    match parsed {
+        Parsed::Serve { .. } => Err(Error::usage("`serve` is run by the caller".to_owned())),
+        Parsed::Check => check::run(app, checks).await,
         Parsed::Routes => {
             let service = build_for_command(app)?;
             print!("{}", routes::table(&service));
