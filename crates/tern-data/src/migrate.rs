@@ -142,38 +142,26 @@ impl Database {
         let table = migrations.checked_table()?;
         // The table name is checked above: letters, digits and `_`.
         let applied_sql = format!("SELECT version FROM {table} WHERE success");
-        let applied: Vec<i64> = match self.pool() {
-            Pool::Sqlite(p) => {
-                let exists: Option<String> = sqlx::query_scalar(
-                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?",
-                )
+        let exists_sql = match self.backend() {
+            Backend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table' AND name = $1",
+            Backend::Postgres => {
+                "SELECT CAST(to_regclass($1) AS text) WHERE to_regclass($1) IS NOT NULL"
+            }
+        };
+        let applied: Vec<i64> = crate::with_pool!(self.pool(), p => {
+            let exists: Option<String> = sqlx::query_scalar(exists_sql)
                 .bind(table)
                 .fetch_optional(p)
                 .await?;
-                match exists {
-                    Some(_) => {
-                        sqlx::query_scalar(sqlx::AssertSqlSafe(applied_sql))
-                            .fetch_all(p)
-                            .await?
-                    }
-                    None => Vec::new(),
+            match exists {
+                Some(_) => {
+                    sqlx::query_scalar(sqlx::AssertSqlSafe(applied_sql))
+                        .fetch_all(p)
+                        .await?
                 }
+                None => Vec::new(),
             }
-            Pool::Postgres(p) => {
-                let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
-                    .bind(table)
-                    .fetch_one(p)
-                    .await?;
-                match exists {
-                    Some(_) => {
-                        sqlx::query_scalar(sqlx::AssertSqlSafe(applied_sql))
-                            .fetch_all(p)
-                            .await?
-                    }
-                    None => Vec::new(),
-                }
-            }
-        };
+        });
         Ok(files
             .into_iter()
             .filter(|f| !applied.contains(&f.version))
