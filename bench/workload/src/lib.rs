@@ -53,6 +53,7 @@ mod fixed;
 mod mixed;
 mod payload;
 mod rng;
+mod spin;
 
 pub use fixed::{
     body, compression_json, compression_text, fixed, llms_txt_path, user_body, Fixed,
@@ -65,3 +66,4 @@ pub use mixed::{
     MIXED_SEED, MIXED_TABLE_HASH, QUERY_PERCENT, SHAPE_PERCENT,
 };
 pub use payload::{Owner, Payload};
+pub use spin::{iterations_for, spin};

@@ -35,8 +35,15 @@ pub(crate) fn total_ir(binary: &Path, args: &[&str]) -> Result<u64> {
             String::from_utf8_lossy(&status.stderr)
         );
     }
-    let text = std::fs::read_to_string(&out_file)?;
+    let total = read_total(&out_file);
     let _ = std::fs::remove_file(&out_file);
+    total
+}
+
+/// The instructions a callgrind output file counts in all.
+pub(crate) fn read_total(out_file: &Path) -> Result<u64> {
+    let text = std::fs::read_to_string(out_file)
+        .with_context(|| format!("no callgrind output at {}", out_file.display()))?;
     text.lines()
         .find_map(|l| {
             l.strip_prefix("totals:")

@@ -93,10 +93,18 @@ pub enum Cmd {
             default_value = "plaintext,json,user,mixed"
         )]
         workloads: Vec<String>,
-        /// Cargo features of the head's peers (e.g. `peer-tern/slowdown`
-        /// for the gate's self-test).
+        /// Cargo features of the head's peers.
         #[arg(long, value_delimiter = ',')]
         head_features: Vec<String>,
+        /// Requests per callgrind count of instructions per request (the
+        /// second signal); 0 turns it off.
+        #[arg(long, default_value_t = 2000)]
+        instructions: usize,
+        /// The gate's self-test: inject this fraction (0.10 for 10%) of
+        /// the base's time per request as extra work into the head on
+        /// every workload (builds the head with `peer-tern/slowdown`).
+        #[arg(long)]
+        slowdown: Option<f64>,
         /// Cores of the server (taskset list).
         #[arg(long, default_value = "0")]
         server_cores: String,
@@ -469,11 +477,16 @@ pub fn run(command: Cmd) -> Result<()> {
             duration,
             connections,
             workloads,
-            head_features,
+            mut head_features,
+            instructions,
+            slowdown,
             server_cores,
             load_cores,
         } => {
             let root = std::env::current_dir()?;
+            if slowdown.is_some() && !head_features.iter().any(|f| f == "peer-tern/slowdown") {
+                head_features.push("peer-tern/slowdown".into());
+            }
             let chosen: Vec<run::Workload> = run::workloads()
                 .into_iter()
                 .filter(|w| workloads.contains(&w.name))
@@ -484,20 +497,24 @@ pub fn run(command: Cmd) -> Result<()> {
             let worktree = compare::Worktree::add(&root, &base)?;
             let base_side =
                 compare::build_side("base", &worktree.path, &root.join("target/bench-base"), &[])?;
-            let head_side = compare::build_side(
+            let mut head_side = compare::build_side(
                 "head",
                 &root,
                 &root.join("target/bench-head"),
                 &head_features,
             )?;
             let verdicts = compare::compare(
-                &head_side,
+                &mut head_side,
                 &base_side,
                 &chosen,
-                rounds,
-                duration,
-                connections,
-                (&server_cores, &load_cores),
+                &compare::Plan {
+                    rounds,
+                    seconds: duration,
+                    conns: connections,
+                    cores: (&server_cores, &load_cores),
+                    instructions,
+                    slowdown,
+                },
             )?;
             let mut failed = 0;
             for v in &verdicts {

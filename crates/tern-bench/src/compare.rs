@@ -1,6 +1,10 @@
 //! The paired regression gate: head and base built from their own
 //! revisions, run alternately on the same machine in the same job, judged
-//! on the per-round head/base throughput ratios.
+//! on two signals: the per-round head/base throughput ratios (noisy on a
+//! shared machine, but they see everything, system calls included) and
+//! the user-space instructions per request over a real socket under
+//! callgrind (deterministic, so a small regression of Tern's own code
+//! cannot hide in the noise).
 
 use std::{
     path::{Path, PathBuf},
@@ -11,6 +15,8 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use crate::{
+    callgrind,
+    client::Client,
     process::ServerProcess,
     run::{Drive, Workload},
     stats::median,
@@ -24,6 +30,27 @@ pub const THRESHOLD: f64 = 0.90;
 /// Fewer pairs than this is inconclusive, which fails.
 pub const MIN_PAIRS: usize = 3;
 
+/// A workload fails when the head runs more than this many times the
+/// base's instructions per request. Identical builds differ by well under
+/// 1% (timers and the clock: `bench/results/2026-12-01-gate/`).
+pub const INSTRUCTIONS_THRESHOLD: f64 = 1.03;
+
+/// Instructions per request of head and base on one workload.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Instructions {
+    /// The head's instructions per request.
+    pub head: f64,
+    /// The base's.
+    pub base: f64,
+}
+
+impl Instructions {
+    /// head / base.
+    pub fn ratio(&self) -> f64 {
+        self.head / self.base
+    }
+}
+
 /// The gate's verdict on one workload.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
@@ -35,14 +62,18 @@ pub struct Verdict {
     pub median: f64,
     /// How many are below [`THRESHOLD`].
     pub below: usize,
+    /// Instructions per request (callgrind), when measured.
+    pub instructions: Option<Instructions>,
     /// Whether the workload passes.
     pub pass: bool,
     /// Why, in words.
     pub reason: String,
 }
 
-/// Judges one workload from its (head rps, base rps) pairs.
-pub fn judge(workload: &str, pairs: &[(f64, f64)]) -> Verdict {
+/// Judges one workload from its (head rps, base rps) pairs and, when
+/// measured, its instructions per request: a regression on either signal
+/// fails it.
+pub fn judge(workload: &str, pairs: &[(f64, f64)], instructions: Option<Instructions>) -> Verdict {
     let ratios: Vec<f64> = pairs
         .iter()
         .filter(|(h, b)| *h > 0.0 && *b > 0.0)
@@ -50,7 +81,7 @@ pub fn judge(workload: &str, pairs: &[(f64, f64)]) -> Verdict {
         .collect();
     let median = median(&ratios);
     let below = ratios.iter().filter(|r| **r < THRESHOLD).count();
-    let (pass, reason) = if ratios.len() < MIN_PAIRS {
+    let (mut pass, mut reason) = if ratios.len() < MIN_PAIRS {
         (
             false,
             format!(
@@ -75,11 +106,28 @@ pub fn judge(workload: &str, pairs: &[(f64, f64)]) -> Verdict {
             ),
         )
     };
+    if let Some(i) = instructions {
+        let ratio = i.ratio();
+        // A NaN (no base count) fails too.
+        if ratio.is_nan() || ratio > INSTRUCTIONS_THRESHOLD {
+            pass = false;
+            reason = format!(
+                "regression: {:.0} instructions per request against {:.0} ({ratio:.3}x, over {INSTRUCTIONS_THRESHOLD}); {reason}",
+                i.head, i.base
+            );
+        } else {
+            reason = format!(
+                "{reason}; instructions {:.0} against {:.0} ({ratio:.3}x)",
+                i.head, i.base
+            );
+        }
+    }
     Verdict {
         workload: workload.to_owned(),
         ratios,
         median,
         below,
+        instructions,
         pass,
         reason,
     }
@@ -132,6 +180,79 @@ pub struct Side {
     pub name: &'static str,
     /// The binary.
     pub binary: PathBuf,
+    /// `BENCH_SLOWDOWN_ITERS` for a head built with `peer-tern/slowdown`
+    /// (the gate's self-test), set per workload by [`compare`].
+    pub slowdown_iterations: Option<u64>,
+}
+
+impl Side {
+    fn env(&self) -> Vec<(&'static str, String)> {
+        self.slowdown_iterations
+            .map(|n| vec![("BENCH_SLOWDOWN_ITERS", n.to_string())])
+            .unwrap_or_default()
+    }
+}
+
+/// Instructions per request of `side` on `w` over a real socket: the
+/// peer runs under callgrind twice, serving `warmup` and then
+/// `warmup + n` requests of the workload's table (one keep-alive
+/// connection, one request at a time, answers checked for a 2xx), and the
+/// difference of the two totals is divided by `n`, so that start, warm-up
+/// and shutdown cancel out.
+pub fn instructions(side: &Side, w: &Workload, core: &str, warmup: usize, n: usize) -> Result<f64> {
+    let Drive::Wrk { table, .. } = &w.drive else {
+        bail!(
+            "{}: instructions are counted on HTTP/1.1 table workloads only",
+            w.name
+        );
+    };
+    let run = |count: usize| -> Result<u64> {
+        let out = std::env::temp_dir().join(format!(
+            "tern-bench-gate-{}-{}.cg",
+            std::process::id(),
+            side.name
+        ));
+        let out_arg = format!("--callgrind-out-file={}", out.display());
+        let binary = side.binary.to_string_lossy();
+        let env = side.env();
+        let server = ServerProcess::start_with(
+            Path::new("valgrind"),
+            &["--tool=callgrind", &out_arg, &binary],
+            core,
+            "BENCH_ADDR",
+            &env.iter()
+                .map(|(k, v)| (*k, v.as_str()))
+                .collect::<Vec<_>>(),
+        )?;
+        {
+            let mut client = Client::connect(server.addr)?;
+            for r in table.iter().cycle().take(count) {
+                let headers: Vec<(&str, &str)> = r
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect();
+                let res = client.send(&r.method, &r.path, &headers, r.body.as_deref())?;
+                if !(200..300).contains(&res.status) {
+                    bail!(
+                        "{} on {}: {} {} answered {}",
+                        side.name,
+                        w.name,
+                        r.method,
+                        r.path,
+                        res.status
+                    );
+                }
+            }
+        }
+        server.stop()?;
+        let total = callgrind::read_total(&out);
+        let _ = std::fs::remove_file(&out);
+        total
+    };
+    let base = run(warmup)?;
+    let full = run(warmup + n)?;
+    Ok(full.saturating_sub(base) as f64 / n.max(1) as f64)
 }
 
 /// Builds the Tern peer of the checkout at `root` (only `peer-tern`: the
@@ -169,6 +290,7 @@ pub fn build_side(
     Ok(Side {
         name,
         binary: target_dir.join("release/peer-tern"),
+        slowdown_iterations: None,
     })
 }
 
@@ -180,7 +302,9 @@ fn trial(
     conns: usize,
     seconds: f64,
 ) -> Result<f64> {
-    let server = ServerProcess::start(&side.binary, cores.0, &[])?;
+    let env = side.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let server = ServerProcess::start(&side.binary, cores.0, &env)?;
     let result = match &w.drive {
         Drive::Wrk { .. } => wrk::run_wrk(script, server.addr, cores.1, conns, seconds)?,
         Drive::H2load { path } => wrk::run_h2load(path, server.addr, cores.1, conns, seconds)?,
@@ -197,38 +321,78 @@ fn trial(
     Ok(result.rps())
 }
 
+/// How [`compare`] runs.
+#[derive(Debug, Clone)]
+pub struct Plan<'a> {
+    /// Rounds (pairs) per workload.
+    pub rounds: usize,
+    /// Seconds per trial.
+    pub seconds: f64,
+    /// wrk connections.
+    pub conns: usize,
+    /// (server, load generator) cores, `taskset` lists.
+    pub cores: (&'a str, &'a str),
+    /// Requests per callgrind count (0: no instruction signal).
+    pub instructions: usize,
+    /// The gate's self-test: the head (built with `peer-tern/slowdown`)
+    /// does this fraction of the base's time per request more work on
+    /// every workload (the base's first trial measures it).
+    pub slowdown: Option<f64>,
+}
+
+/// Requests served before the counted ones in each callgrind run.
+const WARMUP: usize = 200;
+
 /// Runs head and base alternately (round i: head first on odd rounds,
-/// base first on even ones) and judges each workload.
+/// base first on even ones), counts their instructions per request, and
+/// judges each workload.
 pub fn compare(
-    head: &Side,
+    head: &mut Side,
     base: &Side,
     workloads: &[Workload],
-    rounds: usize,
-    seconds: f64,
-    conns: usize,
-    cores: (&str, &str),
+    plan: &Plan<'_>,
 ) -> Result<Vec<Verdict>> {
     let dir = std::env::temp_dir().join(format!("tern-bench-compare-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
+    let (cores, conns, seconds) = (plan.cores, plan.conns, plan.seconds);
     let mut verdicts = Vec::new();
     for w in workloads {
         let script = dir.join(format!("{}.lua", w.name));
         if let Drive::Wrk { table, pipeline } = &w.drive {
             std::fs::write(&script, wrk::script(table, *pipeline))?;
         }
-        let mut pairs = Vec::with_capacity(rounds);
-        for round in 0..rounds {
-            eprint!("\r\x1b[2K{} round {}/{}", w.name, round + 1, rounds);
+        let mut pairs = Vec::with_capacity(plan.rounds);
+        for round in 0..plan.rounds {
+            eprint!("\r\x1b[2K{} round {}/{}", w.name, round + 1, plan.rounds);
             let (h, b) = if round % 2 == 1 {
                 let h = trial(head, w, &script, cores, conns, seconds)?;
                 (h, trial(base, w, &script, cores, conns, seconds)?)
             } else {
                 let b = trial(base, w, &script, cores, conns, seconds)?;
+                if round == 0 {
+                    if let Some(fraction) = plan.slowdown {
+                        // One server core, saturated: its time per
+                        // request is the inverse of the throughput.
+                        let nanos = fraction * 1e9 / b;
+                        let n = tern_bench_workload::iterations_for(nanos);
+                        eprintln!("\r\x1b[2K{}: injecting {nanos:.0} ns ({n} iterations) per request into the head", w.name);
+                        head.slowdown_iterations = Some(n);
+                    }
+                }
                 (trial(head, w, &script, cores, conns, seconds)?, b)
             };
             pairs.push((h, b));
         }
-        verdicts.push(judge(&w.name, &pairs));
+        let counted = if plan.instructions > 0 {
+            eprint!("\r\x1b[2K{} instructions (callgrind)", w.name);
+            Some(Instructions {
+                base: instructions(base, w, cores.0, WARMUP, plan.instructions)?,
+                head: instructions(head, w, cores.0, WARMUP, plan.instructions)?,
+            })
+        } else {
+            None
+        };
+        verdicts.push(judge(&w.name, &pairs, counted));
     }
     eprintln!();
     Ok(verdicts)
@@ -241,15 +405,16 @@ mod tests {
     #[test]
     fn the_gate() {
         // Identical within noise: pass.
-        assert!(judge("w", &[(100.0, 101.0), (99.0, 100.0), (102.0, 100.0)]).pass);
+        assert!(judge("w", &[(100.0, 101.0), (99.0, 100.0), (102.0, 100.0)], None).pass);
         // 15% slower every round: fail.
         let v = judge(
             "w",
             &[(85.0, 100.0), (86.0, 100.0), (84.0, 100.0), (85.0, 100.0)],
+            None,
         );
         assert!(!v.pass && v.reason.starts_with("regression"), "{v:?}");
         // One bad round among good ones: the majority rule keeps it a pass.
-        assert!(judge("w", &[(70.0, 100.0), (99.0, 100.0), (100.0, 100.0)]).pass);
+        assert!(judge("w", &[(70.0, 100.0), (99.0, 100.0), (100.0, 100.0)], None).pass);
         // Median low and a majority of pairs below: fail.
         let v = judge(
             "w",
@@ -260,6 +425,7 @@ mod tests {
                 (96.0, 100.0),
                 (80.0, 100.0),
             ],
+            None,
         );
         assert_eq!(v.below, 3);
         assert!(!v.pass);
@@ -267,10 +433,33 @@ mod tests {
         let v = judge(
             "w",
             &[(70.0, 100.0), (80.0, 100.0), (95.0, 100.0), (96.0, 100.0)],
+            None,
         );
         assert!(v.median < THRESHOLD && v.below == 2 && v.pass, "{v:?}");
         // Too few pairs, or failed trials: inconclusive, which fails.
-        assert!(!judge("w", &[(100.0, 100.0), (100.0, 100.0)]).pass);
-        assert!(!judge("w", &[(100.0, 0.0), (100.0, 100.0), (100.0, 100.0)]).pass);
+        assert!(!judge("w", &[(100.0, 100.0), (100.0, 100.0)], None).pass);
+        assert!(!judge("w", &[(100.0, 0.0), (100.0, 100.0), (100.0, 100.0)], None).pass);
+    }
+
+    #[test]
+    fn the_instruction_signal() {
+        let same = [(100.0, 100.0); 3];
+        let count = |head, base| Some(Instructions { head, base });
+        // Within the threshold: pass, and the reason gives the figures.
+        let v = judge("w", &same, count(10_100.0, 10_000.0));
+        assert!(v.pass && v.reason.contains("10100 against 10000"), "{v:?}");
+        // More instructions than the threshold allows: fail, even with
+        // throughput unchanged (a 5% regression hides in its noise).
+        let v = judge("w", &same, count(10_500.0, 10_000.0));
+        assert!(
+            !v.pass && v.reason.starts_with("regression: 10500"),
+            "{v:?}"
+        );
+        // A count that makes no sense fails rather than passes.
+        assert!(!judge("w", &same, count(f64::NAN, 10_000.0)).pass);
+        assert!(!judge("w", &same, count(10_000.0, 0.0)).pass);
+        // Throughput still fails on its own.
+        let slow = [(80.0, 100.0); 3];
+        assert!(!judge("w", &slow, count(10_000.0, 10_000.0)).pass);
     }
 }

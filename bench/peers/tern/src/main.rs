@@ -86,17 +86,20 @@ fn app() -> App {
     app
 }
 
-/// The injected cost of the `slowdown` feature: a busy wait per request.
+/// The injected cost of the `slowdown` feature: `BENCH_SLOWDOWN_ITERS`
+/// rounds of fixed work per request ([`w::spin`]), the same instructions
+/// every time, so that both of the gate's signals (throughput and
+/// callgrind's instruction count) can see it.
 #[cfg(feature = "slowdown")]
 async fn slowdown(req: tern::Request, next: tern::middleware::Next) -> Response {
-    let nanos: u64 = std::env::var("BENCH_SLOWDOWN_NS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000);
-    let start = std::time::Instant::now();
-    while start.elapsed() < Duration::from_nanos(nanos) {
-        std::hint::spin_loop();
-    }
+    static ITERATIONS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    let iterations = *ITERATIONS.get_or_init(|| {
+        std::env::var("BENCH_SLOWDOWN_ITERS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1_000)
+    });
+    std::hint::black_box(w::spin(iterations));
     next.run(req).await
 }
 
