@@ -23,7 +23,10 @@ use tern::{
     routing::{get, post},
     App,
 };
-use tokio::{io::AsyncWriteExt, net::TcpStream};
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+};
 
 fn app() -> App {
     App::new()
@@ -42,6 +45,22 @@ fn app() -> App {
                 Stream::new(stream::iter(
                     ["one ", "two ", "three"].map(Ok::<_, std::io::Error>),
                 ))
+                .content_type("text/plain")
+            }),
+        )
+        .route(
+            "/ticks",
+            get(|| async {
+                // Five chunks 100 ms apart.
+                Stream::new(stream::unfold(0u32, |i| async move {
+                    if i == 5 {
+                        return None;
+                    }
+                    if i > 0 {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    Some((Ok::<_, std::io::Error>(format!("tick{i} ")), i + 1))
+                }))
                 .content_type("text/plain")
             }),
         )
@@ -91,6 +110,50 @@ async fn pipelined_requests_are_answered_in_order() {
             .unwrap_or_else(|| panic!("{w} missing or out of order: {text}"));
         last += at + w.len();
     }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn pipelined_answers_do_not_wait_for_a_slow_one_or_a_stream() {
+    // Answers to a pipelined batch are written together (one write), but
+    // never held for a request that does not answer at once.
+    let server = common::spawn(app()).await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(
+            b"GET /echo/first HTTP/1.1\r\nHost: t\r\n\r\n\
+              GET /slow/600 HTTP/1.1\r\nHost: t\r\n\r\n\
+              GET /ticks HTTP/1.1\r\nHost: t\r\n\r\n\
+              GET /echo/last HTTP/1.1\r\nHost: t\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let sent = tokio::time::Instant::now();
+    // Everything that arrives until `at` after the batch was sent.
+    async fn read_until(stream: &mut TcpStream, at: tokio::time::Instant) -> String {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 8192];
+        while let Ok(Ok(n)) = tokio::time::timeout_at(at, stream.read(&mut buf)).await {
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+    let text = read_until(&mut stream, sent + Duration::from_millis(300)).await;
+    assert!(text.contains("first") && !text.contains("slept"), "{text}");
+    // At 600 ms the slow answer, then the stream's first chunk at once,
+    // while a request waits behind the stream (its last chunk at 1 s).
+    let text = read_until(&mut stream, sent + Duration::from_millis(800)).await;
+    assert!(
+        text.contains("slept 600") && text.contains("tick0"),
+        "{text}"
+    );
+    assert!(!text.contains("tick4") && !text.contains("last"), "{text}");
+    let (bytes, _) = read_until_quiet(&mut stream, Duration::from_millis(500)).await;
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.contains("tick4") && text.ends_with("last"), "{text}");
     server.shutdown().await;
 }
 

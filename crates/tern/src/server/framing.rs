@@ -129,6 +129,13 @@ impl Framing {
         matches!(self.state, State::Doomed)
     }
 
+    /// Complete request heads handed to hyper so far (hyper may not
+    /// have parsed them yet).
+    #[inline]
+    pub(super) fn heads(&self) -> u64 {
+        self.heads
+    }
+
     /// Whether bytes pass untouched from now on.
     pub(super) fn passthrough(&self) -> bool {
         matches!(self.state, State::Passthrough)
