@@ -71,8 +71,10 @@ pub enum Cmd {
     },
     /// The paired regression gate: builds `--base` in a worktree, runs its
     /// Tern peer and the working tree's alternately, and fails a workload
-    /// whose median head/base throughput ratio is below 0.90 with a
-    /// majority of the pairs below too (fewer than 3 pairs fails).
+    /// whose median head/base throughput ratio is below 0.85 with a
+    /// majority of the pairs below too (fewer than 3 pairs fails), or
+    /// whose instructions per request over a socket (callgrind) exceed
+    /// the base's by more than 3%.
     Compare {
         /// The base revision (a commit, tag or branch).
         #[arg(long)]

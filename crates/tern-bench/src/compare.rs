@@ -23,9 +23,15 @@ use crate::{
     wrk,
 };
 
-/// A workload fails when the median head/base ratio is below this and a
-/// majority of the pairs are too.
-pub const THRESHOLD: f64 = 0.90;
+/// A workload fails when the median head/base throughput ratio is below
+/// this and a majority of the pairs are too.
+///
+/// The coarse signal, for what instruction counts cannot see (system
+/// calls, waits, contention): at 0.90, one of three comparisons of
+/// identical builds failed on this machine (a median of 0.866 on `mixed`,
+/// pairs as low as 0.56: `bench/results/2026-12-01-gate/`). Small
+/// regressions of Tern's own code are the instruction count's to catch.
+pub const THRESHOLD: f64 = 0.85;
 
 /// Fewer pairs than this is inconclusive, which fails.
 pub const MIN_PAIRS: usize = 3;
@@ -133,44 +139,58 @@ pub fn judge(workload: &str, pairs: &[(f64, f64)], instructions: Option<Instruct
     }
 }
 
-/// A checkout of `rev` in a temporary worktree, removed on drop.
+/// A checkout of `rev` in a worktree kept at `target/bench-base-src`:
+/// reused by the next comparison (a checkout touches only the files that
+/// differ, so an unchanged base is not rebuilt).
 pub struct Worktree {
-    repo: PathBuf,
     /// Its path.
     pub path: PathBuf,
 }
 
 impl Worktree {
-    /// `git worktree add --detach` of `rev`.
+    /// Checks `rev` out in the kept worktree (made with `git worktree
+    /// add --detach` the first time).
     pub fn add(repo: &Path, rev: &str) -> Result<Worktree> {
-        let path = std::env::temp_dir().join(format!("tern-bench-base-{}", std::process::id()));
-        let status = Command::new("git")
+        let path = repo.join("target/bench-base-src");
+        let git = |dir: &Path, args: &[&str]| -> Result<bool> {
+            Ok(Command::new("git")
+                .current_dir(dir)
+                .args(args)
+                .status()
+                .context("cannot run git")?
+                .success())
+        };
+        // The revision as the repository names it (the worktree has no
+        // branches of its own to resolve `HEAD` or `main` against).
+        let resolved = Command::new("git")
             .current_dir(repo)
-            .args(["worktree", "add", "--detach", "--force"])
-            .arg(&path)
-            .arg(rev)
-            .status()
+            .args(["rev-parse", "--verify", &format!("{rev}^{{commit}}")])
+            .output()
             .context("cannot run git")?;
-        if !status.success() {
-            bail!("git worktree add of `{rev}` failed");
+        if !resolved.status.success() {
+            bail!("`{rev}` is not a revision of this repository");
+        }
+        let commit = String::from_utf8_lossy(&resolved.stdout).trim().to_owned();
+        let reused = path.join(".git").exists()
+            && git(
+                &path,
+                &["checkout", "--quiet", "--detach", "--force", &commit],
+            )?;
+        if !reused {
+            let _ = std::fs::remove_dir_all(&path);
+            let _ = git(repo, &["worktree", "prune"]);
+            let p = path.to_string_lossy();
+            if !git(
+                repo,
+                &["worktree", "add", "--detach", "--force", &p, &commit],
+            )? {
+                bail!("git worktree add of `{rev}` failed");
+            }
         }
         if !path.join("bench/peers/Cargo.toml").exists() {
             bail!("revision `{rev}` has no bench/peers: it predates the bench lab and cannot be compared");
         }
-        Ok(Worktree {
-            repo: repo.to_owned(),
-            path,
-        })
-    }
-}
-
-impl Drop for Worktree {
-    fn drop(&mut self) {
-        let _ = Command::new("git")
-            .current_dir(&self.repo)
-            .args(["worktree", "remove", "--force"])
-            .arg(&self.path)
-            .status();
+        Ok(Worktree { path })
     }
 }
 
@@ -406,10 +426,10 @@ mod tests {
     fn the_gate() {
         // Identical within noise: pass.
         assert!(judge("w", &[(100.0, 101.0), (99.0, 100.0), (102.0, 100.0)], None).pass);
-        // 15% slower every round: fail.
+        // 20% slower every round: fail.
         let v = judge(
             "w",
-            &[(85.0, 100.0), (86.0, 100.0), (84.0, 100.0), (85.0, 100.0)],
+            &[(80.0, 100.0), (81.0, 100.0), (79.0, 100.0), (80.0, 100.0)],
             None,
         );
         assert!(!v.pass && v.reason.starts_with("regression"), "{v:?}");
@@ -419,11 +439,11 @@ mod tests {
         let v = judge(
             "w",
             &[
-                (89.0, 100.0),
-                (89.5, 100.0),
+                (84.0, 100.0),
+                (84.5, 100.0),
                 (95.0, 100.0),
                 (96.0, 100.0),
-                (80.0, 100.0),
+                (75.0, 100.0),
             ],
             None,
         );
@@ -432,7 +452,7 @@ mod tests {
         // Median low (even count) but only half the pairs below: pass.
         let v = judge(
             "w",
-            &[(70.0, 100.0), (80.0, 100.0), (95.0, 100.0), (96.0, 100.0)],
+            &[(70.0, 100.0), (72.0, 100.0), (95.0, 100.0), (96.0, 100.0)],
             None,
         );
         assert!(v.median < THRESHOLD && v.below == 2 && v.pass, "{v:?}");
