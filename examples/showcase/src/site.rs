@@ -472,7 +472,7 @@ fn all_pages() -> Vec<Entry> {
         Entry {
             title: "Tern".to_owned(),
             path: "/".to_owned(),
-            summary: "The fastest honest web framework for Rust, serving its own website."
+            summary: "A web framework for Rust with its numbers measured in the open, serving its own website."
                 .to_owned(),
         },
         Entry {
