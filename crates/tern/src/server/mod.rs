@@ -11,10 +11,8 @@ use std::{
 };
 
 use futures_util::FutureExt as _;
-use hyper_util::{
-    rt::{TokioIo, TokioTimer},
-    server::conn::auto,
-};
+use hyper::server::conn::{http1, http2};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::{
     io::{AsyncRead, AsyncWrite},
     net::TcpListener,
@@ -28,6 +26,7 @@ use crate::{
 };
 
 mod bind;
+mod connection;
 mod error;
 mod framing;
 mod h2;
@@ -37,6 +36,7 @@ mod service;
 mod watchdog;
 
 use bind::bind;
+use connection::{Builders, Connection};
 pub use error::Error;
 #[doc(hidden)]
 pub use framing::fuzz_framing;
@@ -66,9 +66,8 @@ where
 pub(crate) fn server_socket(
     upgraded: hyper::upgrade::Upgraded,
 ) -> Result<(Box<dyn ServerSocket>, bytes::Bytes), hyper::upgrade::Upgraded> {
-    use hyper_util::server::conn::auto::upgrade::downcast;
     type Plain = TokioIo<preface::PrefaceCheck<WatchedIo<tokio::net::TcpStream>>>;
-    let upgraded = match downcast::<Plain>(upgraded) {
+    let upgraded = match upgraded.downcast::<Plain>() {
         Ok(parts) => return Ok((Box::new(parts.io.into_inner()), parts.read_buf)),
         Err(upgraded) => upgraded,
     };
@@ -79,7 +78,7 @@ pub(crate) fn server_socket(
                 WatchedIo<tokio_rustls::server::TlsStream<tokio::net::TcpStream>>,
             >,
         >;
-        match downcast::<Tls>(upgraded) {
+        match upgraded.downcast::<Tls>() {
             Ok(parts) => Ok((Box::new(parts.io.into_inner()), parts.read_buf)),
             Err(upgraded) => Err(upgraded),
         }
@@ -278,7 +277,7 @@ impl Server {
         F: Future<Output = ()> + Send,
     {
         let config = self.app.config().clone();
-        let builder = Arc::new(connection_builder(&config));
+        let builder = Arc::new(connection_builders(&config));
         let limit = Arc::new(tokio::sync::Semaphore::new(config.limits.max_connections));
         let unread = h2::unread_hook(config.timeouts.request);
         let (stop_tx, stop_rx) = watch::channel(false);
@@ -369,7 +368,7 @@ impl Server {
 /// head, keep-alive and shutdown rules.
 async fn serve_connection<I>(
     io: I,
-    builder: &auto::Builder<h2::StreamExec>,
+    builder: &Arc<Builders>,
     service: ConnService,
     activity: Arc<Activity>,
     mut stop: watch::Receiver<bool>,
@@ -386,8 +385,7 @@ async fn serve_connection<I>(
         Some(permit),
         Some(service.app.clone()),
     );
-    let io = TokioIo::new(preface::PrefaceCheck::new(io));
-    let conn = builder.serve_connection_with_upgrades(io, service);
+    let conn = Connection::new(io, service, Arc::clone(builder));
     tokio::pin!(conn);
     // The watchdog's timer is armed early enough for any deadline that can
     // arise before it fires (see `Activity::next_check`), so requests never
@@ -457,14 +455,9 @@ async fn serve_connection<I>(
     }
 }
 
-fn connection_builder(config: &Config) -> auto::Builder<h2::StreamExec> {
-    // HTTP/2 stream tasks run under a guard that resets a stream whose
-    // answer waits longer than the write timeout for the client's window.
-    let mut builder = auto::Builder::new(h2::StreamExec {
-        write_timeout: config.timeouts.write,
-    });
-    builder
-        .http1()
+fn connection_builders(config: &Config) -> Builders {
+    let mut http1 = http1::Builder::new();
+    http1
         .timer(TokioTimer::new())
         // Tern times request heads itself (`Activity`): hyper's timer also
         // runs while a keep-alive connection is idle, which would cut every
@@ -478,8 +471,14 @@ fn connection_builder(config: &Config) -> auto::Builder<h2::StreamExec> {
     // the automatic 400/431 for a malformed head and any response before a
     // close (a 413 with its body unread, a pipelined answer before a bad
     // request) never reach the client (tests/hostile.rs, tests/limits.rs).
-    builder
-        .http2()
+    // The watched socket batches a pipeline's answers instead (`WatchedIo`).
+    //
+    // HTTP/2 stream tasks run under a guard that resets a stream whose
+    // answer waits longer than the write timeout for the client's window.
+    let mut http2 = http2::Builder::new(h2::StreamExec {
+        write_timeout: config.timeouts.write,
+    });
+    http2
         .timer(TokioTimer::new())
         .max_concurrent_streams(config.limits.max_h2_streams)
         .max_header_list_size(u32::try_from(config.limits.max_head_bytes).unwrap_or(u32::MAX))
@@ -488,7 +487,7 @@ fn connection_builder(config: &Config) -> auto::Builder<h2::StreamExec> {
         // RFC 8441: WebSockets (and other upgrades) over an HTTP/2 stream
         // through an extended CONNECT; routed to the path's GET handler.
         .enable_connect_protocol();
-    builder
+    Builders { http1, http2 }
 }
 
 fn announce(listener: &TcpListener, config: &Config) {

@@ -1,22 +1,23 @@
-//! The HTTP/2 connection preface, checked before hyper sees a connection.
+//! The HTTP/2 connection preface: which protocol a connection speaks.
 //!
-//! hyper-util's auto builder reads the first bytes to tell HTTP/2 (the
-//! 24-byte preface `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`) from HTTP/1, and takes
-//! anything that is not the whole preface for HTTP/1: a client that starts
-//! with `PRI * HTTP/2.0` and then goes wrong got an HTTP/1.1 400. RFC 9113
-//! §3.4 makes an invalid preface a connection error of type
-//! `PROTOCOL_ERROR` (§5.4.1: GOAWAY, then close). [`PrefaceCheck`] holds
-//! back the first bytes until they decide: once they leave the preface
-//! before its 14th byte (`PRI * HTTP/2.0`, a request line no HTTP/1 parser
-//! takes) the connection is HTTP/1 and the bytes go on to hyper; after it,
-//! the server answers as HTTP/2 — its (empty) SETTINGS, which must be its
-//! first frame (§3.4), and GOAWAY `PROTOCOL_ERROR` — and closes. A client
-//! that sends part of the preface and waits is left to the connection's
-//! header-read timeout, as before.
+//! The first bytes tell HTTP/2 (the 24-byte preface
+//! `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`) from HTTP/1 ([`Protocol`]).
+//! RFC 9113 §3.4 makes an invalid preface a connection error of type
+//! `PROTOCOL_ERROR` (§5.4.1: GOAWAY, then close), where taking anything
+//! that is not the whole preface for HTTP/1 (as hyper-util's `auto`
+//! builder does) would answer an HTTP/1.1 400. [`PrefaceCheck`] holds back
+//! the first bytes until they decide: once they leave the preface before
+//! its 14th byte (`PRI * HTTP/2.0`, a request line no HTTP/1 parser takes)
+//! the connection is HTTP/1; after it, the server answers as HTTP/2 — its
+//! (empty) SETTINGS, which must be its first frame (§3.4), and GOAWAY
+//! `PROTOCOL_ERROR` — and closes. A client that sends part of the preface
+//! and waits is left to the connection's header-read timeout.
 //!
-//! The cost for every other connection is one copy of its first read (at
-//! most 24 bytes, the size of hyper-util's own first read) and a branch per
-//! read after it.
+//! The held bytes then go to hyper in one read with whatever the socket
+//! has next, so that hyper's HTTP/1 parser sees a whole short head in its
+//! first read (a short first read makes it grow its buffer). The cost for
+//! every connection is one copy of at most 24 bytes and a branch per read
+//! after it.
 
 use std::{
     io,
@@ -114,6 +115,13 @@ fn verdict(bytes: &[u8]) -> Verdict {
     }
 }
 
+/// The protocol a connection's first bytes chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Protocol {
+    Http1,
+    Http2,
+}
+
 fn refused() -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
@@ -150,6 +158,24 @@ impl<T: AsyncRead + AsyncWrite + Unpin> PrefaceCheck<T> {
                 Verdict::Invalid => State::Refusing { written: 0 },
             };
             self.state = next;
+        }
+    }
+
+    /// Reads until the first bytes decide: the protocol, or (an invalid
+    /// preface, refused with GOAWAY) an error once the refusal is sent.
+    pub(super) fn poll_choose(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<Protocol>> {
+        ready!(self.poll_sniff(cx))?;
+        match &self.state {
+            State::Replay { buf, len, .. }
+                if usize::from(*len) == PREFACE.len() && buf == PREFACE =>
+            {
+                Poll::Ready(Ok(Protocol::Http2))
+            }
+            State::Replay { .. } | State::Passthrough => Poll::Ready(Ok(Protocol::Http1)),
+            _ => {
+                ready!(self.poll_refuse(cx))?;
+                Poll::Ready(Err(refused()))
+            }
         }
     }
 
@@ -208,6 +234,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin> AsyncRead for PrefaceCheck<T> {
                 *pos += n as u8;
                 if *pos == *len {
                     this.state = State::Passthrough;
+                    // What the socket has now goes out with the held
+                    // bytes. Not ready: the held bytes alone. An error
+                    // comes back at the next read (a closed or failed
+                    // socket stays so), after the bytes that came first.
+                    if out.remaining() > 0 {
+                        let _ = Pin::new(&mut this.io).poll_read(cx, out);
+                    }
                 }
                 Poll::Ready(Ok(()))
             }
@@ -317,6 +350,49 @@ mod tests {
             assert_eq!(got.expect("passed on"), sent);
             assert!(answer.is_empty());
         }
+    }
+
+    #[tokio::test]
+    async fn the_first_bytes_choose_and_reach_hyper_with_the_next_ones() {
+        let request = b"GET /a/longer/path HTTP/1.1\r\nHost: example.com\r\n\r\n";
+        let mut preface_and_frame = PREFACE.to_vec();
+        preface_and_frame.extend_from_slice(b"\0\0\0\x04\0\0\0\0\0");
+        for (sent, want) in [
+            (&request[..], Protocol::Http1),
+            (&preface_and_frame[..], Protocol::Http2),
+        ] {
+            let (mut client, server) = tokio::io::duplex(4096);
+            client.write_all(sent).await.expect("the client writes");
+            let mut check = PrefaceCheck::new(server);
+            let chosen = std::future::poll_fn(|cx| check.poll_choose(cx)).await;
+            assert_eq!(chosen.expect("chosen"), want);
+            // One read hands on the held bytes and the rest together:
+            // hyper's parser sees the whole head at once (a 24-byte first
+            // read made it double its 8 KiB buffer).
+            let mut buf = [0u8; 4096];
+            let n = check.read(&mut buf).await.expect("read");
+            assert_eq!(&buf[..n], sent);
+        }
+        // An invalid preface chooses nothing: refused with GOAWAY.
+        let (mut client, server) = tokio::io::duplex(4096);
+        client
+            .write_all(b"PRI * HTTP/2.0\r\nHost: x\r\n\r\n")
+            .await
+            .expect("the client writes");
+        let mut check = PrefaceCheck::new(server);
+        let chosen = std::future::poll_fn(|cx| check.poll_choose(cx));
+        let reader = async {
+            let mut answer = vec![0u8; REFUSAL.len()];
+            client.read_exact(&mut answer).await.expect("the refusal");
+            drop(client);
+            answer
+        };
+        let (chosen, answer) = tokio::join!(chosen, reader);
+        assert_eq!(
+            chosen.expect_err("refused").kind(),
+            io::ErrorKind::InvalidData
+        );
+        assert_eq!(answer, REFUSAL);
     }
 
     #[tokio::test]
