@@ -258,10 +258,12 @@ where
     match parsed {
         Parsed::Serve { addr } => {
             let service = build_to_serve(app, addr)?;
-            if !extensions.on_start.is_empty() {
-                runtime()?.block_on(start(&extensions.on_start, &service))?;
-            }
-            Server::new(service).run()
+            // On the runtime that then serves: what the hooks open (a
+            // database pool's connections) belongs to a runtime, and one
+            // of its own would be gone by the first request.
+            let hooks = extensions.on_start;
+            let started = service.clone();
+            Server::new(service).run_after(async move { start(&hooks, &started).await })
         }
         other => runtime()?.block_on(not_serve(app, other, &extensions.checks)),
     }

@@ -185,6 +185,16 @@ impl Server {
     /// Binds `TERN_ADDR`, serves until `SIGINT`/`SIGTERM`, drains, returns.
     /// Blocks; builds the runtime(s) the configuration asks for.
     pub fn run(self) -> Result<(), Error> {
+        self.run_after(async { Ok(()) })
+    }
+
+    /// [`run`](Self::run), running `before` first on the runtime that
+    /// serves (the app's start hooks: what they open, such as a pool's
+    /// connections, must outlive them).
+    pub(crate) fn run_after<F>(self, before: F) -> Result<(), Error>
+    where
+        F: Future<Output = Result<(), Error>>,
+    {
         let config = self.app.config().clone();
         match config.runtime {
             RuntimeMode::MultiThread => {
@@ -194,6 +204,7 @@ impl Server {
                     .build()
                     .map_err(Error::io)?;
                 rt.block_on(async move {
+                    before.await?;
                     let listener = bind(config.addr, config.reuse_port)
                         .map_err(|e| Error::bind(config.addr, e))?;
                     let listener = TcpListener::from_std(listener).map_err(Error::io)?;
@@ -203,11 +214,14 @@ impl Server {
                         .map_err(Error::io)
                 })
             }
-            RuntimeMode::PerCore => self.run_per_core(&config),
+            RuntimeMode::PerCore => self.run_per_core(&config, before),
         }
     }
 
-    fn run_per_core(self, config: &Config) -> Result<(), Error> {
+    fn run_per_core<F>(self, config: &Config, before: F) -> Result<(), Error>
+    where
+        F: Future<Output = Result<(), Error>>,
+    {
         // The signal handlers are installed before any worker serves: a
         // `SIGTERM` that arrives once the first answer is out must drain,
         // not kill the process.
@@ -215,6 +229,9 @@ impl Server {
             .enable_all()
             .build()
             .map_err(Error::io)?;
+        // On this runtime, which lives (and drives what `before` opened)
+        // until the workers are done.
+        rt.block_on(before)?;
         let mut signal = Box::pin(shutdown_signal());
         if rt
             .block_on(async { (&mut signal).now_or_never() })
