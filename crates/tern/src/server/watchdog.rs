@@ -192,7 +192,7 @@ impl Activity {
 /// And it answers a pipelined batch with one write. hyper writes each
 /// answer as soon as it is made (its `pipeline_flush` option, which would
 /// batch them, loses answers written before a close: see
-/// `connection_builder`). When hyper has been handed complete request
+/// `connection_builders`). When hyper has been handed complete request
 /// heads it has not yet taken up (the framing follower counts them,
 /// `Activity::requests` counts what hyper dispatched), the answers are
 /// kept here ([`WatchedIo::pending`]) and written together once the last
@@ -397,11 +397,11 @@ impl<T: Linger> WatchedIo<T> {
         if self.pending.len() + len > MAX_PENDING {
             return None;
         }
-        if len <= 128
+        if len <= MAX_REFUSAL
             && bufs
                 .iter()
                 .find(|b| !b.is_empty())
-                .is_some_and(|b| b.starts_with(b"HTTP/1.1 4"))
+                .is_some_and(|b| may_be_refusal(b))
         {
             return None;
         }
@@ -465,9 +465,7 @@ impl<T: Linger> WatchedIo<T> {
     /// if so, starts writing the app's instead.
     #[inline]
     fn replaces(&mut self, buf: &[u8]) -> bool {
-        // Every answer of the app carries a request ID, and so is longer
-        // than this; the check costs a length comparison for them.
-        if buf.len() > 128 || self.framing.passthrough() || !buf.starts_with(b"HTTP/1.1 4") {
+        if self.framing.passthrough() || !may_be_refusal(buf) {
             return false;
         }
         let Some((status, date)) = hyper_refusal(buf) else {
@@ -483,6 +481,18 @@ impl<T: Linger> WatchedIo<T> {
         self.replacing = Some((answer, 0, buf.len()));
         true
     }
+}
+
+/// The longest answer that can be hyper's own refusal. Every answer of
+/// the app carries a request ID, and so is longer: for them the check
+/// costs a length comparison.
+const MAX_REFUSAL: usize = 128;
+
+/// Whether `buf` can be the start of hyper's own refusal (then checked
+/// whole by [`hyper_refusal`]).
+#[inline]
+fn may_be_refusal(buf: &[u8]) -> bool {
+    buf.len() <= MAX_REFUSAL && buf.starts_with(b"HTTP/1.1 4")
 }
 
 /// hyper's answer to a request it cannot parse, exactly:
