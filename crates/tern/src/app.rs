@@ -817,8 +817,8 @@ impl AppService {
             ),
             _ => return None,
         };
-        let res = Problem::new(status).with_detail(detail).into_response();
-        let res = finish(shared, res, Some(next_request_id()), false, None);
+        let mut res = Problem::new(status).with_detail(detail).into_response();
+        finish(shared, &mut res, Some(next_request_id()), false, None);
         let (parts, body) = res.into_parts();
         let body = http_body_util::BodyExt::collect(body)
             .now_or_never()?
@@ -900,17 +900,20 @@ impl AppService {
         drain: Option<Arc<crate::drain::DrainState>>,
     ) -> ResponseFuture {
         let inner = Arc::clone(&self.inner);
-        let state = match prepare(&inner.shared, req, peer, drain) {
+        let state = match prepare(&inner.shared, &req, peer, drain) {
             // Refused before routing (framing, body length, host): the
             // answer still carries a request ID, like every answer Tern makes.
-            Err(res) => State::Done(Some(finish(
-                &inner.shared,
-                res,
-                Some(next_request_id()),
-                false,
-                None,
-            ))),
-            Ok((req, ctx)) => {
+            Err(mut res) => {
+                finish(
+                    &inner.shared,
+                    &mut res,
+                    Some(next_request_id()),
+                    false,
+                    None,
+                );
+                State::Done(Some(res))
+            }
+            Ok(ctx) => {
                 let is_head = req.method() == Method::HEAD;
                 let http1 = req.version() <= http::Version::HTTP_11;
                 let accept = match inner.shared.renderer {
@@ -924,7 +927,7 @@ impl AppService {
                         path: req.uri().path().to_owned(),
                     })
                 });
-                let mut ctx = Some(Box::new(ctx));
+                let mut ctx = Some(ctx);
                 // Routing (and any synchronous part of the chain) runs here.
                 let fut = {
                     let _entered = crate::context::enter(&mut ctx);
@@ -1032,11 +1035,13 @@ impl Future for ResponseFuture {
             log,
             accept,
             ..
-        } = std::mem::replace(&mut this.state, State::Done(None))
+        } = &mut this.state
         else {
             return Poll::Ready(res);
         };
-        let request_id = ctx.map(|ctx| ctx.request_id);
+        let (is_head, http1, log, accept) = (*is_head, *http1, log.take(), accept.take());
+        let request_id = ctx.take().map(|ctx| ctx.request_id);
+        this.state = State::Done(None);
         if let Some(log) = log {
             tracing::info!(
                 target: "tern::access",
@@ -1051,7 +1056,8 @@ impl Future for ResponseFuture {
                 "request"
             );
         }
-        let mut res = finish(shared, res, request_id, is_head, accept);
+        let mut res = res;
+        finish(shared, &mut res, request_id, is_head, accept);
         if http1 && res.status() == StatusCode::PAYLOAD_TOO_LARGE {
             // The rest of the body is unread and may be any size: the
             // connection ends here rather than reading it to stay open.
@@ -1127,12 +1133,12 @@ fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
 #[allow(clippy::result_large_err)] // the error path is the rare one
 fn prepare(
     shared: &Arc<Shared>,
-    req: Request,
+    req: &Request,
     peer: Option<SocketAddr>,
     drain: Option<Arc<crate::drain::DrainState>>,
-) -> Result<(Request, Ctx), Response> {
+) -> Result<Box<Ctx>, Response> {
     let config = &shared.config;
-    if let Err(problem) = check_head(&req, config.limits.max_body_bytes) {
+    if let Err(problem) = check_head(req, config.limits.max_body_bytes) {
         let mut res = problem.into_response();
         if req.version() <= http::Version::HTTP_11 {
             // The body was not read and its framing may be the problem:
@@ -1148,7 +1154,7 @@ fn prepare(
     let health_probe = matches!(*req.method(), Method::GET | Method::HEAD)
         && shared.table.builtin_health() == Some(req.uri().path());
     if !config.allowed_hosts.is_empty() && !health_probe {
-        let host = crate::extract::host_of(&req);
+        let host = crate::extract::host_of(req);
         let allowed = host.is_some_and(|h| {
             let name = crate::extract::strip_port(h);
             config.allowed_hosts.iter().any(|p| p.matches(name))
@@ -1171,33 +1177,37 @@ fn prepare(
         None
     };
     let request_id = trusted_id.unwrap_or_else(next_request_id);
-    let ctx = Ctx {
+    // Built in its box: the context is moved by pointer from here on.
+    Ok(Box::new(Ctx {
         shared: Arc::clone(shared),
         peer,
         request_id,
         params: PathParams::default(),
         drain,
         negotiation: None,
-    };
-    Ok((req, ctx))
+    }))
 }
 
+/// The final touches of every answer, in place (a response is a few
+/// hundred bytes: moving it in and out costs more than the touches).
 fn finish(
     shared: &Shared,
-    mut res: Response,
+    res: &mut Response,
     request_id: Option<RequestIdValue>,
     is_head: bool,
     accept: Option<HeaderValue>,
-) -> Response {
-    exact_content_length(&mut res, is_head);
+) {
+    exact_content_length(res, is_head);
     if res.status() == StatusCode::INTERNAL_SERVER_ERROR && shared.config.is_production() {
-        res = hide_internals(res, request_id.as_ref(), is_head);
+        if let Some(hidden) = hide_internals(res, request_id.as_ref(), is_head) {
+            *res = hidden;
+        }
     }
     if let Some(render) = &shared.renderer {
         if let Some(problem) = res.extensions().get::<Problem>() {
             let problem = problem.clone();
             let headers = std::mem::take(res.headers_mut());
-            res = render(&problem, &Requested { accept });
+            *res = render(&problem, &Requested { accept });
             // The problem's status, whatever the renderer answered: a
             // renderer that forgets it must not turn errors into `200`s.
             *res.status_mut() = problem.status();
@@ -1217,7 +1227,6 @@ fn finish(
             headers.insert(name.clone(), value.clone());
         }
     }
-    res
 }
 
 /// What a `500` problem says in production: its detail (a type name, an
@@ -1227,30 +1236,31 @@ const HIDDEN_DETAIL: &str = "the server failed to answer this request";
 
 /// In production, a `500` problem's detail is replaced by
 /// [`HIDDEN_DETAIL`] and logged instead: details of server faults are for
-/// the operator, not the client.
-fn hide_internals(res: Response, request_id: Option<&RequestIdValue>, is_head: bool) -> Response {
-    let Some(problem) = res.extensions().get::<Problem>() else {
-        return res;
-    };
+/// the operator, not the client. `None`: `res` may be sent as it is.
+fn hide_internals(
+    res: &Response,
+    request_id: Option<&RequestIdValue>,
+    is_head: bool,
+) -> Option<Response> {
+    let problem = res.extensions().get::<Problem>()?;
     if problem.detail() == HIDDEN_DETAIL {
-        return res;
+        return None;
     }
     tracing::error!(
         request_id = request_id.and_then(|v| v.to_str().ok()).unwrap_or(""),
         detail = problem.detail(),
         "answered 500 (in production the detail is logged, not sent)"
     );
-    let (parts, _) = res.into_parts();
     let mut hidden = Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
         .with_detail(HIDDEN_DETAIL)
         .into_response();
-    for (name, value) in &parts.headers {
+    for (name, value) in res.headers() {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
             hidden.headers_mut().append(name, value.clone());
         }
     }
     exact_content_length(&mut hidden, is_head);
-    hidden
+    Some(hidden)
 }
 
 /// A `Content-Length` header that disagrees with a body of known length

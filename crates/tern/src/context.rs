@@ -64,6 +64,12 @@ pub(crate) fn with<R>(extensions: &http::Extensions, f: impl FnOnce(&Ctx) -> R) 
     CURRENT.with(|c| c.try_borrow().ok()?.as_deref().map(f))
 }
 
+/// Runs `f` on the thread's current context, for a request known to
+/// carry no copy of its own (see [`with_mut`]).
+pub(crate) fn with_current_mut<R>(f: impl FnOnce(&mut Ctx) -> R) -> Option<R> {
+    CURRENT.with(|c| c.try_borrow_mut().ok()?.as_deref_mut().map(f))
+}
+
 /// [`with`], mutably.
 pub(crate) fn with_mut<R>(
     extensions: &mut http::Extensions,
@@ -139,23 +145,22 @@ pub(crate) struct PathParams {
 }
 
 impl PathParams {
-    /// Host parameters (no path matched yet).
-    pub(crate) fn new(names: Arc<[Box<str>]>, params: &tern_router::Params<'_, '_>) -> Self {
-        let mut p = PathParams::default();
-        p.push(params);
-        p.host_names = Some(names);
-        p
-    }
-
-    /// Adds the path's parameters after any host ones.
-    pub(crate) fn then(
-        mut self,
-        names: Arc<[Box<str>]>,
+    /// The parameters of a match: the host pattern's (if the app routes
+    /// by host), then the path's.
+    pub(crate) fn set(
+        &mut self,
+        host: Option<(&Arc<[Box<str>]>, &tern_router::Params<'_, '_>)>,
+        names: &Arc<[Box<str>]>,
         params: &tern_router::Params<'_, '_>,
-    ) -> Self {
+    ) {
+        self.values.clear();
+        self.ends.clear();
+        self.host_names = host.map(|(names, params)| {
+            self.push(params);
+            Arc::clone(names)
+        });
         self.push(params);
-        self.names = Some(names);
-        self
+        self.names = Some(Arc::clone(names));
     }
 
     fn push(&mut self, params: &tern_router::Params<'_, '_>) {

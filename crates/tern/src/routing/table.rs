@@ -13,7 +13,7 @@ use super::{
 };
 use crate::{
     app::BuildError,
-    context::{param_names, PathParams},
+    context::{param_names, Ctx, PathParams},
     handler::BoxFuture,
 };
 
@@ -317,46 +317,55 @@ pub(crate) struct Dispatch(pub(crate) Arc<Table>);
 impl Endpoint for Dispatch {
     fn call(&self, mut req: Request) -> BoxFuture {
         let table = &*self.0;
-        let mut host_params = PathParams::default();
         let mut paths = &table.default;
+        let host_path;
+        let mut host = None;
         if let Some(hosts) = &table.hosts {
-            if let Some(host) = crate::extract::host_of(&req) {
-                let as_path = host_as_path(host);
-                if let Ok(m) = hosts.router.at(&as_path) {
+            if let Some(name) = crate::extract::host_of(&req) {
+                host_path = host_as_path(name);
+                if let Ok(m) = hosts.router.at(&host_path) {
                     let (routes, names) = &hosts.tables[*m.value];
-                    host_params = PathParams::new(Arc::clone(names), &m.params);
+                    host = Some((names, m.params));
                     paths = routes;
                 }
             }
         }
+        let alt;
         let found = match paths.router.at(req.uri().path()) {
-            Ok(m) => {
-                let index = *m.value;
-                let names = &paths.routes[index].1;
-                Ok((index, host_params.then(Arc::clone(names), &m.params)))
-            }
             Err(tern_router::MatchError::NotFound) if table.trailing != TrailingSlash::Strict => {
                 match other_slash(req.uri().path()) {
-                    Some(alt) => match paths.router.at(&alt) {
-                        Ok(m) if table.trailing == TrailingSlash::Redirect => {
-                            let _ = m;
-                            return redirect(&req, &alt);
+                    Some(other) => {
+                        alt = other;
+                        match paths.router.at(&alt) {
+                            Ok(_) if table.trailing == TrailingSlash::Redirect => {
+                                return redirect(&req, &alt);
+                            }
+                            found => found,
                         }
-                        Ok(m) => {
-                            let index = *m.value;
-                            let names = &paths.routes[index].1;
-                            Ok((index, host_params.then(Arc::clone(names), &m.params)))
-                        }
-                        Err(e) => Err(e),
-                    },
+                    }
                     None => Err(tern_router::MatchError::NotFound),
                 }
             }
-            Err(e) => Err(e),
+            found => found,
         };
         match found {
-            Ok((index, params)) => {
-                crate::context::with_mut(req.extensions_mut(), |ctx| ctx.params = params);
+            Ok(m) => {
+                let index = *m.value;
+                let names = &paths.routes[index].1;
+                let host = host.as_ref().map(|(names, params)| (*names, params));
+                // The parameters go straight into the request's context:
+                // the thread's current one, unless the request carries a
+                // copy of its own (it crossed a tower layer).
+                if req.extensions().get::<Ctx>().is_none() {
+                    crate::context::with_current_mut(|ctx| {
+                        ctx.params.set(host, names, &m.params);
+                    });
+                } else {
+                    let mut params = PathParams::default();
+                    params.set(host, names, &m.params);
+                    drop(m);
+                    crate::context::with_mut(req.extensions_mut(), |ctx| ctx.params = params);
+                }
                 paths.routes[index].0.call(req)
             }
             Err(tern_router::MatchError::MalformedPath) => Box::pin(std::future::ready(
