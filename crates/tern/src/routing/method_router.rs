@@ -412,7 +412,10 @@ pub(crate) struct MethodRoutes {
 impl MethodRoutes {
     /// Dispatches by method.
     #[inline]
-    pub(crate) fn call(&self, req: Request) -> BoxFuture {
+    pub(crate) fn call(&self, slot: &mut Option<Request>) -> BoxFuture {
+        let Some(req) = slot.as_ref() else {
+            return super::route::taken();
+        };
         let route = match *req.method() {
             Method::GET => self.get.as_ref(),
             Method::POST => self.post.as_ref(),
@@ -426,10 +429,10 @@ impl MethodRoutes {
                 .iter()
                 .find(|(o, _)| o == m)
                 .map(|(_, r)| r)
-                .or_else(|| self.extended_connect(&req)),
+                .or_else(|| self.extended_connect(req)),
         };
         match route.or(self.any.as_ref()) {
-            Some(route) => route.call(req),
+            Some(route) => route.call_in(slot),
             None => {
                 let res = self.unrouted(req.method());
                 Box::pin(std::future::ready(res))

@@ -24,8 +24,24 @@ use crate::handler::{BoxFuture, Handler};
 #[derive(Clone)]
 pub struct Route(Arc<dyn Endpoint>);
 
+/// A link of the chain. The request comes in a slot that every link
+/// reads (and may change) in place, and the link that answers takes: a
+/// request is a few hundred bytes, and passing it by value through each
+/// of the chain's dynamic calls copied it at every level.
 pub(crate) trait Endpoint: Send + Sync + 'static {
-    fn call(&self, req: Request) -> BoxFuture;
+    /// `req` holds the request; the endpoint that answers takes it.
+    fn call(&self, req: &mut Option<Request>) -> BoxFuture;
+}
+
+/// The answer of an endpoint handed an empty slot (a link before it took
+/// the request and passed it on anyway): a bug in the chain, answered
+/// rather than a panic.
+pub(crate) fn taken() -> BoxFuture {
+    Box::pin(std::future::ready(
+        Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+            .with_detail("the request was taken before it reached its handler")
+            .into_response(),
+    ))
 }
 
 impl fmt::Debug for Route {
@@ -66,9 +82,15 @@ impl Route {
         Route::from_endpoint(ServiceEndpoint(service))
     }
 
-    /// Calls the endpoint.
+    /// Calls the endpoint with a request of its own.
     #[inline]
     pub(crate) fn call(&self, req: Request) -> BoxFuture {
+        self.0.call(&mut Some(req))
+    }
+
+    /// Calls the endpoint with the request in `req` (see [`Endpoint`]).
+    #[inline]
+    pub(crate) fn call_in(&self, req: &mut Option<Request>) -> BoxFuture {
         self.0.call(req)
     }
 
@@ -135,8 +157,11 @@ where
     S: Clone + Send + Sync + 'static,
 {
     #[inline]
-    fn call(&self, req: Request) -> BoxFuture {
-        self.handler.clone().call(req, self.state.clone())
+    fn call(&self, req: &mut Option<Request>) -> BoxFuture {
+        match req.take() {
+            Some(req) => self.handler.clone().call(req, self.state.clone()),
+            None => taken(),
+        }
     }
 }
 
@@ -150,7 +175,10 @@ where
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
-    fn call(&self, mut req: Request) -> BoxFuture {
+    fn call(&self, req: &mut Option<Request>) -> BoxFuture {
+        let Some(mut req) = req.take() else {
+            return taken();
+        };
         // The layer may hand the request to another task: it takes its
         // context along.
         crate::context::attach(req.extensions_mut());

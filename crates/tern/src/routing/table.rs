@@ -315,13 +315,16 @@ async fn health_handler() -> tern_core::Response {
 pub(crate) struct Dispatch(pub(crate) Arc<Table>);
 
 impl Endpoint for Dispatch {
-    fn call(&self, mut req: Request) -> BoxFuture {
+    fn call(&self, slot: &mut Option<Request>) -> BoxFuture {
+        let Some(req) = slot.as_mut() else {
+            return super::route::taken();
+        };
         let table = &*self.0;
         let mut paths = &table.default;
         let host_path;
         let mut host = None;
         if let Some(hosts) = &table.hosts {
-            if let Some(name) = crate::extract::host_of(&req) {
+            if let Some(name) = crate::extract::host_of(req) {
                 host_path = host_as_path(name);
                 if let Ok(m) = hosts.router.at(&host_path) {
                     let (routes, names) = &hosts.tables[*m.value];
@@ -338,7 +341,7 @@ impl Endpoint for Dispatch {
                         alt = other;
                         match paths.router.at(&alt) {
                             Ok(_) if table.trailing == TrailingSlash::Redirect => {
-                                return redirect(&req, &alt);
+                                return redirect(req, &alt);
                             }
                             found => found,
                         }
@@ -366,14 +369,14 @@ impl Endpoint for Dispatch {
                     drop(m);
                     crate::context::with_mut(req.extensions_mut(), |ctx| ctx.params = params);
                 }
-                paths.routes[index].0.call(req)
+                paths.routes[index].0.call(slot)
             }
             Err(tern_router::MatchError::MalformedPath) => Box::pin(std::future::ready(
                 Problem::new(StatusCode::BAD_REQUEST)
                     .with_detail("the request path has a malformed percent-escape or is not UTF-8 once decoded")
                     .into_response(),
             )),
-            Err(_) => table.fallback.call(req),
+            Err(_) => table.fallback.call_in(slot),
         }
     }
 }
