@@ -78,7 +78,7 @@ pub(crate) fn with_mut<R>(
     if let Some(ctx) = extensions.get_mut::<Ctx>() {
         return Some(f(ctx));
     }
-    CURRENT.with(|c| c.try_borrow_mut().ok()?.as_deref_mut().map(f))
+    with_current_mut(f)
 }
 
 /// Gives a request about to cross a tower layer its own copy of the
