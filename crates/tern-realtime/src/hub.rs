@@ -234,7 +234,6 @@ impl Topic {
 #[cfg_attr(not(any(feature = "redis", feature = "nats")), allow(dead_code))]
 pub(crate) struct Inner {
     node: String,
-    seq: AtomicU64,
     next_connection: AtomicU64,
     topics: Mutex<HashMap<Arc<str>, Topic>>,
     /// The last number seen from each other process.
@@ -278,7 +277,6 @@ impl Hub {
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
             bus: bus::spawn(&settings.backend, &settings.channel, &node, weak.clone()),
             node: node.clone(),
-            seq: AtomicU64::new(0),
             next_connection: AtomicU64::new(1),
             topics: Mutex::new(HashMap::new()),
             peers: Mutex::new(HashMap::new()),
@@ -318,14 +316,9 @@ impl Hub {
         self.inner.topics.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn next_seq(&self) -> u64 {
-        self.inner.seq.fetch_add(1, Ordering::Relaxed) + 1
-    }
-
     fn send_wire(&self, wire: Wire<'_>) {
         if let Some(bus) = &self.inner.bus {
-            let bytes = wire.encode(&self.inner.node, self.next_seq());
-            if !bus.send(bytes) {
+            if !bus.send(&wire, &self.inner.node) {
                 self.inner.counters.unsent.fetch_add(1, Ordering::Relaxed);
             }
         }

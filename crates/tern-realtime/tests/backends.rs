@@ -32,14 +32,13 @@ async fn sees(ws: &mut Ws, joined: &Value, who: &str) {
     if names(&joined["presence"]).contains(&who) {
         return;
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        let m = next(ws).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while let Some(m) = next_before(ws, deadline).await {
         if m["event"] == "presence.join" && m["data"]["name"] == who {
             return;
         }
     }
-    panic!("{who} never appeared");
+    panic!("{who} never appeared within 10 s");
 }
 
 /// Publishes `text` from `from` until `to` receives one (the backend may
@@ -145,6 +144,7 @@ async fn share_and_recover(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_share_topics_through_redis_and_survive_a_killed_connection() {
+    logs();
     let Ok(redis) = std::env::var("REDIS_URL") else {
         eprintln!("skipped: REDIS_URL is not set");
         return;
@@ -212,6 +212,7 @@ impl Drop for Nats {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_share_topics_through_nats_and_survive_its_restart() {
+    logs();
     if std::env::var("NATS_URL").is_err() {
         eprintln!("skipped: NATS_URL is not set (this test starts a nats-server of its own)");
         return;

@@ -159,16 +159,31 @@ impl<'a> Incoming<'a> {
 }
 
 /// The hub's side of its backend: a bounded queue to the task that
-/// publishes.
+/// publishes, and this process's message numbers.
 pub(crate) struct BusHandle {
     tx: mpsc::Sender<Bytes>,
+    /// The last number given. Numbered and queued under this one lock:
+    /// numbers taken by two threads and queued in the other order would
+    /// reach the others out of order, and a receiver drops a number it
+    /// has passed (as seen) after counting it lost.
+    seq: std::sync::Mutex<u64>,
 }
 
 impl BusHandle {
-    /// Queues `bytes` for the other processes; false when the queue is
-    /// full (the backend is away or slow).
-    pub(crate) fn send(&self, bytes: Bytes) -> bool {
-        self.tx.try_send(bytes).is_ok()
+    fn new(tx: mpsc::Sender<Bytes>) -> BusHandle {
+        BusHandle {
+            tx,
+            seq: std::sync::Mutex::new(0),
+        }
+    }
+
+    /// Numbers `wire` and queues it for the other processes; false when
+    /// the queue is full (the backend is away or slow: the number is
+    /// spent, so the others count the message lost).
+    pub(crate) fn send(&self, wire: &Wire<'_>, node: &str) -> bool {
+        let mut seq = self.seq.lock().unwrap_or_else(|e| e.into_inner());
+        *seq += 1;
+        self.tx.try_send(wire.encode(node, *seq)).is_ok()
     }
 }
 
@@ -186,13 +201,13 @@ pub(crate) fn spawn(
         Backend::Redis(url) => {
             let (tx, rx) = mpsc::channel(QUEUE);
             tokio::spawn(redis::run(url.clone(), channel.to_owned(), rx, hub));
-            Some(BusHandle { tx })
+            Some(BusHandle::new(tx))
         }
         #[cfg(feature = "nats")]
         Backend::Nats(url) => {
             let (tx, rx) = mpsc::channel(QUEUE);
             tokio::spawn(nats::run(url.clone(), channel.to_owned(), rx, hub));
-            Some(BusHandle { tx })
+            Some(BusHandle::new(tx))
         }
     }
 }
@@ -207,6 +222,33 @@ fn hub(weak: &Weak<Inner>) -> Option<crate::Hub> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_reach_the_queue_in_order_from_many_threads() {
+        let (tx, mut rx) = mpsc::channel(40_000);
+        let bus = BusHandle::new(tx);
+        let member = Member::new("7", "ada");
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..10_000 {
+                        let wire = Wire::Join {
+                            topic: "room",
+                            member: &member,
+                        };
+                        assert!(bus.send(&wire, "node"));
+                    }
+                });
+            }
+        });
+        let mut last = 0;
+        while let Ok(bytes) = rx.try_recv() {
+            let (_, seq, _) = Incoming::decode(&bytes).unwrap();
+            assert_eq!(seq, last + 1, "out of order");
+            last = seq;
+        }
+        assert_eq!(last, 40_000);
+    }
 
     #[test]
     fn messages_round_trip() {

@@ -16,14 +16,20 @@ pub(super) async fn run(
     weak: Weak<Inner>,
 ) {
     let events = weak.clone();
+    let connected_before = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let options = async_nats::ConnectOptions::new()
         .retry_on_initial_connect()
         .event_callback(move |event| {
             let weak = events.clone();
+            let connected_before = std::sync::Arc::clone(&connected_before);
             async move {
                 match event {
                     async_nats::Event::Connected => {
-                        tracing::warn!("realtime: connected to NATS (again); messages other processes sent while this one was away are lost, and logged as each gap is noticed");
+                        if connected_before.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                            tracing::warn!("realtime: connected to NATS again; messages other processes sent while this one was away are lost, and logged as each gap is noticed");
+                        } else {
+                            tracing::info!("realtime: connected to NATS");
+                        }
                         if let Some(hub) = super::hub(&weak) {
                             hub.after_reconnect();
                         }

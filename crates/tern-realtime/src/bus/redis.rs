@@ -44,7 +44,16 @@ pub(super) async fn run(
         let connect = async {
             let mut pubsub = client.get_async_pubsub().await?;
             pubsub.subscribe(&channel).await?;
-            let publisher = client.get_multiplexed_async_connection().await?;
+            // redis-rs gives up on an answer after 500 ms by default; a
+            // Redis that stalls that long (a large key freed, a starved
+            // core) is slow, not gone, and a reconnect would throw away
+            // what is queued. A connection that is really gone ends the
+            // subscriber's stream.
+            let config =
+                ::redis::AsyncConnectionConfig::new().set_response_timeout(Some(MAX_BACKOFF));
+            let publisher = client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await?;
             Ok::<_, ::redis::RedisError>((pubsub, publisher))
         };
         let (pubsub, mut publisher) = match tokio::time::timeout(MAX_BACKOFF, connect).await {

@@ -100,16 +100,35 @@ pub async fn send(ws: &mut Ws, command: Value) {
 
 /// The next JSON text message (pings skipped), within 5 s.
 pub async fn next(ws: &mut Ws) -> Value {
+    next_before(ws, tokio::time::Instant::now() + Duration::from_secs(5))
+        .await
+        .expect("nothing arrived within 5 s")
+}
+
+/// The next JSON text message (pings skipped) if one comes before
+/// `deadline`.
+pub async fn next_before(ws: &mut Ws, deadline: tokio::time::Instant) -> Option<Value> {
     loop {
-        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
+        let frame = tokio::time::timeout_at(deadline, ws.next())
             .await
-            .expect("nothing arrived")
-            .unwrap()
+            .ok()?
+            .expect("the socket ended")
             .unwrap();
         if let tungstenite::Message::Text(t) = frame {
-            return serde_json::from_str(t.as_str()).unwrap();
+            return Some(serde_json::from_str(t.as_str()).unwrap());
         }
     }
+}
+
+/// The crate's log lines (the backends' connects, losses and
+/// reconnects) in the test's output, which the harness shows when a
+/// test fails.
+pub fn logs() {
+    let _ = tracing_subscriber::fmt()
+        .with_test_writer()
+        .with_ansi(false)
+        .with_env_filter("tern_realtime=info")
+        .try_init();
 }
 
 /// Nothing arrives within `ms`.
