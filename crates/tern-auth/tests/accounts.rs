@@ -1,6 +1,6 @@
 //! Accounts over real sockets, on SQLite and PostgreSQL: login, the
 //! session cookie, CSRF, fixation, tampering, logout, a new password,
-//! the throttle, expiry, staff, rehashing.
+//! the throttle, expiry, staff, rehashing, a rate limit per user.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::{net::SocketAddr, time::Instant};
@@ -11,7 +11,7 @@ use tern::{
     routing::{get, post},
     App, Config,
 };
-use tern_auth::{create_user, Passwords, Staff, User};
+use tern_auth::{create_user, Passwords, RateLimit, Staff, User};
 use tern_data::{testing::fresh, with_pool, Backend, Database};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -49,7 +49,15 @@ fn app() -> App {
             .route("/me", get(me))
             .route("/notes", post(note))
             .route("/admin", get(admin))
-            .route("/open", post(open)),
+            .route("/open", post(open))
+            .route(
+                "/limited",
+                get(me).layer(
+                    RateLimit::per(2, std::time::Duration::from_secs(60))
+                        .per_user()
+                        .layer(),
+                ),
+            ),
     )
 }
 
@@ -329,6 +337,115 @@ async fn login_sessions_and_csrf() {
             .await;
         assert_eq!(replay.status, 401);
     }
+}
+
+/// What `login_sessions_and_csrf` leaves out: a `Referer` when no
+/// `Origin` is sent, the session's absolute lifetime (counted from login,
+/// however busy the session), and the `Secure` cookie of production.
+#[tokio::test]
+async fn referer_lifetime_and_the_production_cookie() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        // The idle limit stays at its default (a day): only the lifetime
+        // can end the session here.
+        let server = Server::start(&url, &[("AUTH_SESSION_LIFETIME", "3s")]).await;
+        server.user("ada", "correct horse battery", false).await;
+        let login_at = Instant::now();
+        let (cookie, token) = logged_in(&server, "ada", "correct horse battery").await;
+
+        // Without `Origin`, the `Referer` must name this host.
+        let with_token = |referer: String| {
+            let (server, cookie, token) = (&server, &cookie, &token);
+            async move {
+                server
+                    .post_note(
+                        cookie,
+                        &[("X-CSRF-Token", token), ("Referer", &referer)],
+                        "text=hi",
+                    )
+                    .await
+            }
+        };
+        let other = with_token("https://evil.example/form".to_owned()).await;
+        assert_eq!(other.status, 403, "{backend:?}: {}", other.body);
+        assert!(other.head.contains("application/problem+json"));
+        assert!(
+            other
+                .body
+                .contains("another site (Referer `https://evil.example/form`"),
+            "{}",
+            other.body
+        );
+        let lookalike = with_token(format!("http://{}.evil.example/", server.addr)).await;
+        assert_eq!(lookalike.status, 403, "{}", lookalike.body);
+        let ours = with_token(format!("http://{}/notes/new?x=1", server.addr)).await;
+        assert_eq!((ours.status, ours.body.as_str()), (200, "ada wrote hi"));
+
+        // In use all along, the session still ends at its lifetime (the
+        // store counts whole seconds: 1.5 s is less than 3 s after login
+        // whatever the rounding, 3.2 s is at least 3).
+        while login_at.elapsed() < std::time::Duration::from_millis(1500) {
+            assert_eq!(server.get("/me", &cookie).await.status, 200);
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        tokio::time::sleep(
+            std::time::Duration::from_millis(3200).saturating_sub(login_at.elapsed()),
+        )
+        .await;
+        let ended = server.get("/me", &cookie).await;
+        assert_eq!(ended.status, 401, "{backend:?}: {}", ended.body);
+
+        // Production: the session cookie is `Secure` as well.
+        let production =
+            Server::start(&url, &[("TERN_ENV", "production"), ("ALLOWED_HOSTS", "*")]).await;
+        let a = production.login("ada", "correct horse battery").await;
+        assert_eq!(a.status, 200, "{backend:?}: {}", a.body);
+        let line = a.set_cookie_line();
+        for attribute in ["; secure", "; httponly", "; samesite=lax"] {
+            assert!(line.contains(attribute), "{line}");
+        }
+    }
+}
+
+/// `RateLimit::per_user`: each logged-in user has a count of their own,
+/// though both come from one address; anonymous requests count by
+/// address, apart from both.
+#[tokio::test]
+async fn a_per_user_rate_limit_counts_each_user_apart() {
+    let Some(url) = fresh(Backend::Sqlite).await else {
+        return;
+    };
+    let server = Server::start(&url, &[]).await;
+    server.user("ada", "correct horse battery", false).await;
+    server.user("bob", "bob's long password", false).await;
+    let (ada, _) = logged_in(&server, "ada", "correct horse battery").await;
+    let (bob, _) = logged_in(&server, "bob", "bob's long password").await;
+    for remaining in ["1", "0"] {
+        let a = server.get("/limited", &ada).await;
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert!(
+            a.head
+                .contains(&format!("ratelimit-remaining: {remaining}\r\n")),
+            "{}",
+            a.head
+        );
+    }
+    let refused = server.get("/limited", &ada).await;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert!(refused.head.contains("retry-after: "), "{}", refused.head);
+    let b = server.get("/limited", &bob).await;
+    assert_eq!((b.status, b.body.as_str()), (200, "hello bob"));
+    assert!(b.head.contains("ratelimit-remaining: 1\r\n"), "{}", b.head);
+    // Anonymous: counted (by address), then refused by `User`.
+    let anonymous = server.send("GET", "/limited", &[], "").await;
+    assert_eq!(anonymous.status, 401);
+    assert!(
+        anonymous.head.contains("ratelimit-remaining: 1\r\n"),
+        "{}",
+        anonymous.head
+    );
 }
 
 #[tokio::test]

@@ -43,18 +43,24 @@ fn header<'h>(head: &'h str, name: &str) -> &'h str {
 async fn in_process_by_address_with_headers_and_recovery() {
     let limit = RateLimit::per(3, Duration::from_secs(3));
     let addr = serve(App::new().route("/", get_hi()).route_layer(limit.layer())).await;
-    let mut remaining = Vec::new();
+    let (mut remaining, mut reset) = (Vec::new(), Vec::new());
     for _ in 0..3 {
         let (status, head) = get(addr, "/", "").await;
         assert_eq!(status, 200);
         assert_eq!(header(&head, "ratelimit-limit"), "3");
         assert_eq!(header(&head, "ratelimit-policy"), "3;w=3");
         remaining.push(header(&head, "ratelimit-remaining").to_owned());
+        reset.push(header(&head, "ratelimit-reset").to_owned());
     }
     assert_eq!(remaining, ["2", "1", "0"]);
+    // Seconds until the bucket is full again: one request comes back
+    // each second.
+    assert_eq!(reset, ["1", "2", "3"]);
     let (status, head) = get(addr, "/", "").await;
     assert_eq!(status, 429);
     assert_eq!(header(&head, "retry-after"), "1");
+    assert_eq!(header(&head, "ratelimit-remaining"), "0");
+    assert_eq!(header(&head, "ratelimit-reset"), "1");
     assert!(head.contains("application/problem+json"));
     // One interval later, one more request.
     tokio::time::sleep(Duration::from_millis(1050)).await;

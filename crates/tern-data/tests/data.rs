@@ -80,12 +80,25 @@ async fn show(Db(pool): Db, Path(id): Path<i64>) -> Result<Json<Value>, DataErro
     Ok(Json(json!({ "title": title, "stars": stars })))
 }
 
+/// Holds its connection for 10 s on PostgreSQL: a request in flight
+/// when its connection dies.
+async fn sleep(Db(pool): Db) -> Result<&'static str, DataError> {
+    match &pool {
+        Pool::Postgres(p) => {
+            sqlx::query("SELECT pg_sleep(10)").execute(p).await?;
+            Ok("slept")
+        }
+        Pool::Sqlite(_) => Ok("PostgreSQL only"),
+    }
+}
+
 fn app() -> App {
     App::new()
         .settings::<Database>("database")
         .route("/notes", post(create))
         .route("/notes/count", get(count))
         .route("/notes/{id:i64}", get(show))
+        .route("/sleep", get(sleep))
 }
 
 /// The names of the tables and of `notes`' columns.
@@ -208,7 +221,7 @@ async fn an_unreachable_database_is_a_503_and_the_server_keeps_serving() {
 }
 
 #[tokio::test]
-async fn the_pool_recovers_when_its_connections_are_killed() {
+async fn the_pool_recovers_when_its_connections_are_killed_between_and_during_requests() {
     let Some(url) = fresh(Backend::Postgres).await else {
         return;
     };
@@ -233,6 +246,42 @@ async fn the_pool_recovers_when_its_connections_are_killed() {
     assert!(!killed.is_empty());
     // The pool tests a connection before handing it out: the next
     // requests get new ones.
+    for _ in 0..3 {
+        let (status, _, body) = server.send("GET", "/notes/count", None).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    // A connection that dies while its request's query runs: that request
+    // is a 503 problem (try again), and the server and the pool go on.
+    let kill_when_running = async {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let killed: Vec<bool> = sqlx::query_scalar(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE application_name = $1 AND state = 'active' AND query LIKE 'SELECT pg_sleep%'",
+            )
+            .bind(&name)
+            .fetch_all(&admin)
+            .await
+            .unwrap();
+            if !killed.is_empty() {
+                return;
+            }
+            assert!(std::time::Instant::now() < deadline, "the query never ran");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    let started = std::time::Instant::now();
+    let ((status, head, body), ()) =
+        tokio::join!(server.send("GET", "/sleep", None), kill_when_running);
+    assert_eq!(status, 503, "{body}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(9));
+    let head = head.to_lowercase();
+    assert!(
+        head.contains("content-type: application/problem+json"),
+        "{head}"
+    );
+    assert!(head.contains("retry-after: 1"), "{head}");
+    assert!(body.contains("the database is unavailable"), "{body}");
     for _ in 0..3 {
         let (status, _, body) = server.send("GET", "/notes/count", None).await;
         assert_eq!(status, 200, "{body}");
