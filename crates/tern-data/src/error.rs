@@ -27,12 +27,17 @@ pub enum DataError {
         /// Why.
         error: sqlx::Error,
     },
+    /// A value no backend stores the same way (the answer is `422`,
+    /// naming the field): a NUL character in a text column, which
+    /// PostgreSQL refuses and SQLite keeps. Checked before the query, so
+    /// both backends answer alike.
+    Invalid(String),
 }
 
 impl fmt::Display for DataError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DataError::Config(message) => f.write_str(message),
+            DataError::Config(message) | DataError::Invalid(message) => f.write_str(message),
             DataError::Sqlx(e) => write!(f, "{e}"),
             DataError::Migration { file, error } => write!(
                 f,
@@ -46,7 +51,7 @@ impl std::error::Error for DataError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DataError::Sqlx(e) | DataError::Migration { error: e, .. } => Some(e),
-            DataError::Config(_) => None,
+            DataError::Config(_) | DataError::Invalid(_) => None,
         }
     }
 }
@@ -79,6 +84,7 @@ impl DataError {
         }
         match self {
             DataError::Sqlx(sqlx::Error::RowNotFound) => StatusCode::NOT_FOUND,
+            DataError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
             DataError::Sqlx(sqlx::Error::Database(e)) => match e.kind() {
                 sqlx::error::ErrorKind::UniqueViolation
                 | sqlx::error::ErrorKind::ForeignKeyViolation => StatusCode::CONFLICT,
@@ -111,6 +117,7 @@ impl IntoResponse for DataError {
                 "the change conflicts with existing data (a unique value is taken, or a row it refers to is missing)"
                     .to_owned()
             }
+            StatusCode::UNPROCESSABLE_ENTITY if matches!(self, DataError::Invalid(_)) => self.to_string(),
             StatusCode::UNPROCESSABLE_ENTITY => {
                 "the change breaks a rule of the table (a required value is missing, or a check fails)"
                     .to_owned()

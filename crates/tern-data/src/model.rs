@@ -121,6 +121,14 @@ pub trait Model:
         q: QueryAs<'q, Postgres, Self, PgArgs>,
     ) -> QueryAs<'q, Postgres, Self, PgArgs>;
 
+    /// Refuses what no backend stores alike before a write: a NUL
+    /// character in a text field ([`DataError::Invalid`], `422` naming
+    /// the field). `#[derive(Model)]` writes it; [`insert`](Model::insert),
+    /// [`update`](Model::update) and their `_in` forms call it.
+    fn check_values(&self) -> Result<(), DataError> {
+        Ok(())
+    }
+
     /// The column called `name`.
     fn column(name: &str) -> Option<&'static Column> {
         Self::COLUMNS.iter().find(|c| c.name == name)
@@ -157,6 +165,7 @@ pub trait Model:
         pool: &Pool,
     ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
         async move {
+            self.check_values()?;
             Ok(match pool {
                 Pool::Sqlite(p) => {
                     self.bind_insert(sqlx::query_as(Self::INSERT))
@@ -179,6 +188,7 @@ pub trait Model:
         pool: &Pool,
     ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
         async move {
+            self.check_values()?;
             Ok(match pool {
                 Pool::Sqlite(p) => {
                     self.bind_update(sqlx::query_as(Self::UPDATE))
@@ -248,6 +258,7 @@ pub trait Model:
         tx: &mut Transaction,
     ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
         async move {
+            self.check_values()?;
             Ok(match tx {
                 Transaction::Sqlite(t) => {
                     self.bind_insert(sqlx::query_as(Self::INSERT))
@@ -269,6 +280,7 @@ pub trait Model:
         tx: &mut Transaction,
     ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
         async move {
+            self.check_values()?;
             Ok(match tx {
                 Transaction::Sqlite(t) => {
                     self.bind_update(sqlx::query_as(Self::UPDATE))
@@ -456,6 +468,19 @@ impl List {
         }
         Ok(list)
     }
+}
+
+/// `Err` naming `field` when `text` holds a NUL character (PostgreSQL's
+/// text refuses it, SQLite's keeps it): what `#[derive(Model)]`'s
+/// [`Model::check_values`] calls for each text field.
+#[doc(hidden)]
+pub fn no_nul(field: &str, text: &str) -> Result<(), DataError> {
+    if text.contains('\0') {
+        return Err(DataError::Invalid(format!(
+            "`{field}` must not contain a NUL character (text columns cannot store it)"
+        )));
+    }
+    Ok(())
 }
 
 fn filterable(c: &Column) -> bool {

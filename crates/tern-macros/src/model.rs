@@ -192,6 +192,23 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         })
         .chain(std::iter::once(quote!(.bind(&self.#key_ident))))
         .collect();
+    // Text fields are checked for NUL before a write (both backends
+    // answer the same 422).
+    let text_checks: Vec<TokenStream> = fields
+        .iter()
+        .filter(|f| f.kind == "Text")
+        .map(|f| {
+            let ident = &f.ident;
+            let column = &f.column;
+            if f.nullable {
+                quote!(if let ::core::option::Option::Some(v) = &self.#ident {
+                    ::tern_data::model::no_nul(#column, v)?;
+                })
+            } else {
+                quote!(::tern_data::model::no_nul(#column, &self.#ident)?;)
+            }
+        })
+        .collect();
     let key_ty = &key.ty;
     let sqlite_row = quote!(::tern_data::sqlx::sqlite::SqliteRow);
     let pg_row = quote!(::tern_data::sqlx::postgres::PgRow);
@@ -220,6 +237,11 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
 
             fn key(&self) -> #key_ty {
                 ::core::clone::Clone::clone(&self.#key_ident)
+            }
+
+            fn check_values(&self) -> ::core::result::Result<(), ::tern_data::DataError> {
+                #(#text_checks)*
+                ::core::result::Result::Ok(())
             }
 
             fn bind_insert<'q>(
