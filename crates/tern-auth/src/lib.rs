@@ -42,6 +42,12 @@
 //!   session the client had (no fixation); logout deletes it; a new
 //!   password ends all of the user's sessions.
 //! - **CSRF**: see [`csrf()`].
+//! - **Pages without scripts**: a browser's form (`Accept: text/html`)
+//!   posted to `/auth/login` or `/auth/logout` gets a `303` to the `next`
+//!   query parameter (a path on this site, else `/`), or for a failed
+//!   login back to the form's page with `?error=invalid`, `throttled` or
+//!   `busy`: a login page works under a CSP that allows no inline script
+//!   (`<form method="post" action="/auth/login?next=/notes">`).
 //! - **Throttle**: `AUTH_LOGIN_FAILURES` failures (10) per account and
 //!   client address (`ClientIp`, so trusted proxies apply) within
 //!   `AUTH_LOGIN_WINDOW` (1 minute), then `429` with `Retry-After`.
@@ -50,6 +56,7 @@ mod commands;
 mod csrf;
 mod error;
 mod extract;
+mod forms;
 mod handlers;
 pub mod password;
 mod rate_limit;
@@ -91,8 +98,14 @@ pub static MIGRATIONS: Migrations =
 pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>) -> App<S> {
     app.settings::<Accounts>("auth")
         .settings::<Passwords>("password")
-        .route("/auth/login", post(handlers::login))
-        .route("/auth/logout", post(handlers::logout))
+        .route(
+            "/auth/login",
+            post(handlers::login).layer(tern::middleware::from_fn(forms::login)),
+        )
+        .route(
+            "/auth/logout",
+            post(handlers::logout).layer(tern::middleware::from_fn(forms::logout)),
+        )
         .route("/auth/session", get(handlers::current))
         .route("/auth/password", post(handlers::change_password))
         .route_layer(tern::middleware::from_fn(csrf))

@@ -20,8 +20,17 @@ pub(crate) const ROOM: &str = "chat:lobby";
 /// The longest guest name, in characters.
 const MAX_NAME: usize = 32;
 
+/// `GET /chat`: the page; its script and stylesheet are files (the
+/// production CSP allows no inline ones), linked by their fingerprinted
+/// URLs, filled in once.
 pub(crate) async fn page() -> Html<&'static str> {
-    Html(include_str!("chat.html"))
+    static PAGE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    Html(PAGE.get_or_init(|| {
+        let files = crate::site::files();
+        include_str!("chat.html")
+            .replace("{css}", &files.url("pages.css"))
+            .replace("{js}", &files.url("chat.js"))
+    }))
 }
 
 #[derive(Deserialize)]

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use tern::{
-    extract::Form,
+    extract::{Form, Query},
     http::{header, StatusCode},
     response::Html,
     IntoResponse, Response,
@@ -46,6 +46,7 @@ fn escape(text: &str) -> String {
 }
 
 fn page(title: &str, body: &str) -> Html<String> {
+    let css = escape(&crate::site::files().url("pages.css"));
     Html(format!(
         r#"<!doctype html>
 <html lang="en">
@@ -53,12 +54,7 @@ fn page(title: &str, body: &str) -> Html<String> {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} · Tern showcase</title>
-<style>
-  body {{ font: 16px/1.5 system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; padding: 0 1rem; color: #1d2733; }}
-  form {{ margin: 1rem 0; }} input, textarea, button {{ font: inherit; }}
-  li {{ margin: .25rem 0; }} .meta {{ color: #5b6b7b; font-size: .9rem; }}
-  .error {{ color: #a32020; }}
-</style>
+<link rel="stylesheet" href="{css}">
 </head>
 <body>
 <p><a href="/">Tern showcase</a></p>
@@ -68,9 +64,21 @@ fn page(title: &str, body: &str) -> Html<String> {
     ))
 }
 
-/// `GET /login`: the form, posted as JSON to `/auth/login` by a few lines
-/// of script (no framework, no build step).
-pub(crate) async fn login_page(session: Option<Session>) -> Html<String> {
+/// The query of `GET /login`: what `tern_auth` sent the browser back
+/// with after a failed form login.
+#[derive(Deserialize)]
+pub(crate) struct LoginQuery {
+    error: Option<String>,
+}
+
+/// `GET /login`: a plain form posted to `/auth/login` (no script: the
+/// production CSP allows none inline, and a password must never travel
+/// in a URL, so the form says `method="post"`). `tern_auth` answers the
+/// browser with a redirect: to `/notes`, or back here with `?error=`.
+pub(crate) async fn login_page(
+    session: Option<Session>,
+    Query(query): Query<LoginQuery>,
+) -> Html<String> {
     let already = session
         .map(|s| {
             format!(
@@ -79,33 +87,26 @@ pub(crate) async fn login_page(session: Option<Session>) -> Html<String> {
             )
         })
         .unwrap_or_default();
+    // One of tern_auth's fixed words; anything else is not shown.
+    let error = match query.error.as_deref() {
+        Some("invalid") => "wrong username or password",
+        Some("throttled") => "too many failed logins: wait a minute and try again",
+        Some("busy") => "the server is busy: try again in a moment",
+        _ => "",
+    };
     page(
         "Log in",
         &format!(
             r#"<h1>Log in</h1>
 {already}
-<form id="login">
+<form id="login" method="post" action="/auth/login?next=/notes">
   <p><label>Username <input name="username" autocomplete="username" required></label></p>
   <p><label>Password <input name="password" type="password" autocomplete="current-password" required></label></p>
   <p><button type="submit">Log in</button></p>
-  <p class="error" id="error" role="alert"></p>
+  <p class="error" id="error" role="alert">{error}</p>
 </form>
 <p class="meta">In development the showcase makes an account <code>admin</code> with the password
-<code>SHOWCASE_ADMIN_PASSWORD</code> (default <code>tern-showcase</code>).</p>
-<script>
-document.getElementById('login').addEventListener('submit', async (event) => {{
-  event.preventDefault();
-  const form = new FormData(event.target);
-  const res = await fetch('/auth/login', {{
-    method: 'POST',
-    headers: {{ 'Content-Type': 'application/json' }},
-    body: JSON.stringify({{ username: form.get('username'), password: form.get('password') }}),
-  }});
-  if (res.ok) {{ location.href = '/notes'; return; }}
-  const problem = await res.json().catch(() => ({{}}));
-  document.getElementById('error').textContent = problem.detail || ('error ' + res.status);
-}});
-</script>"#
+<code>SHOWCASE_ADMIN_PASSWORD</code> (default <code>tern-showcase</code>).</p>"#
         ),
     )
 }
@@ -136,17 +137,16 @@ pub(crate) async fn list(
         .collect();
     let account = match &session {
         Some(s) => format!(
-            r#"<p>Logged in as <b>{user}</b>. <button id="logout">Log out</button></p>
-<form method="post" action="/notes">
+            r#"<p>Logged in as <b>{user}</b>.</p>
+<form id="logout" class="inline" method="post" action="/auth/logout?next=/notes">
+  <input type="hidden" name="csrf_token" value="{csrf}">
+  <button type="submit">Log out</button>
+</form>
+<form id="add" method="post" action="/notes">
   <input type="hidden" name="csrf_token" value="{csrf}">
   <p><label>A note <input name="text" maxlength="{MAX_NOTE}" required></label> <button type="submit">Add</button></p>
 </form>
-<script>
-document.getElementById('logout').addEventListener('click', async () => {{
-  await fetch('/auth/logout', {{ method: 'POST', headers: {{ 'X-CSRF-Token': '{csrf}' }} }});
-  location.href = '/notes';
-}});
-</script>"#,
+"#,
             user = escape(&s.user.username),
             csrf = escape(&s.csrf),
         ),

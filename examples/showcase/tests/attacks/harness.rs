@@ -9,17 +9,17 @@ use std::{
     time::{Duration, Instant},
 };
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_showcase");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_showcase");
 /// A random 32-character secret key (as `tern` prints one).
-pub const STRONG: &str = "q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ";
+pub(crate) const STRONG: &str = "q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ";
 /// The password of the `admin` account every `Showcase` starts with.
-pub const ADMIN_PASSWORD: &str = "correct horse battery staple";
+pub(crate) const ADMIN_PASSWORD: &str = "correct horse battery staple";
 
 /// A running showcase process; killed when dropped.
-pub struct Showcase {
-    pub child: Child,
-    pub port: u16,
-    pub dir: PathBuf,
+pub(crate) struct Showcase {
+    pub(crate) child: Child,
+    pub(crate) port: u16,
+    pub(crate) dir: PathBuf,
 }
 
 fn free_port() -> u16 {
@@ -48,7 +48,7 @@ impl Showcase {
     /// database of its own (unless `envs` names `DATABASE_URL`), with an
     /// `admin` account whose password is [`ADMIN_PASSWORD`]. `envs` come
     /// last and may override any of these.
-    pub fn production(tag: &str, envs: &[(&str, &str)]) -> Showcase {
+    pub(crate) fn production(tag: &str, envs: &[(&str, &str)]) -> Showcase {
         let dir = scratch(tag);
         let sqlite = format!("sqlite://{}/app.db", dir.display());
         let mut base: Vec<(String, String)> = vec![
@@ -62,7 +62,19 @@ impl Showcase {
             base.retain(|(bk, _)| bk != k);
             base.push(((*k).into(), (*v).into()));
         }
-        // The account, through the app's own command.
+        // The tables and the account, through the app's own commands (in
+        // production nothing is migrated at start).
+        let migrate = Command::new(BIN)
+            .env_clear()
+            .envs(base.iter().map(|(k, v)| (k, v)))
+            .arg("migrate")
+            .output()
+            .unwrap();
+        assert!(
+            migrate.status.success(),
+            "migrate: {}",
+            String::from_utf8_lossy(&migrate.stderr)
+        );
         let mut add = Command::new(BIN)
             .env_clear()
             .envs(base.iter().map(|(k, v)| (k, v)))
@@ -88,7 +100,7 @@ impl Showcase {
 
     /// The showcase with exactly these settings (plus `PATH` and
     /// `TERN_ADDR`), in development unless they say otherwise.
-    pub fn with(tag: &str, envs: &[(&str, &str)]) -> Showcase {
+    pub(crate) fn with(tag: &str, envs: &[(&str, &str)]) -> Showcase {
         let dir = scratch(tag);
         let mut base: Vec<(String, String)> = vec![
             ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
@@ -134,7 +146,7 @@ impl Showcase {
     }
 
     /// The process's resident memory in KiB (`/proc/PID/status`).
-    pub fn rss_kib(&self) -> u64 {
+    pub(crate) fn rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
         status
             .lines()
@@ -146,13 +158,13 @@ impl Showcase {
 
     /// Sends `raw` (a whole request) on a new connection and reads until
     /// the server closes it (send `Connection: close`).
-    pub fn raw(&self, raw: &str) -> String {
+    pub(crate) fn raw(&self, raw: &str) -> String {
         request(self.port, raw).unwrap()
     }
 
     /// Logs `username` in with a form post: the session cookie
     /// (`name=value`) and the status.
-    pub fn login(&self, username: &str, password: &str) -> (u16, Option<String>) {
+    pub(crate) fn login(&self, username: &str, password: &str) -> (u16, Option<String>) {
         let body = format!(
             "username={}&password={}",
             form_encode(username),
@@ -176,7 +188,7 @@ impl Drop for Showcase {
 }
 
 /// One request on a new connection; the whole answer as text.
-pub fn request(port: u16, raw: &str) -> std::io::Result<String> {
+pub(crate) fn request(port: u16, raw: &str) -> std::io::Result<String> {
     let mut s = TcpStream::connect(("127.0.0.1", port))?;
     s.set_read_timeout(Some(Duration::from_secs(30)))?;
     s.write_all(raw.as_bytes())?;
@@ -186,12 +198,12 @@ pub fn request(port: u16, raw: &str) -> std::io::Result<String> {
 }
 
 /// The status code of an answer.
-pub fn status(res: &str) -> u16 {
+pub(crate) fn status(res: &str) -> u16 {
     res.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0)
 }
 
 /// A header's value (the first, names compared without case).
-pub fn header<'a>(res: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn header<'a>(res: &'a str, name: &str) -> Option<&'a str> {
     let head = res.split("\r\n\r\n").next()?;
     head.lines().skip(1).find_map(|l| {
         let (n, v) = l.split_once(':')?;
@@ -200,12 +212,12 @@ pub fn header<'a>(res: &'a str, name: &str) -> Option<&'a str> {
 }
 
 /// The answer's body.
-pub fn body(res: &str) -> &str {
+pub(crate) fn body(res: &str) -> &str {
     res.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("")
 }
 
 /// `name=value` of a `Set-Cookie` for `name`.
-pub fn cookie(res: &str, name: &str) -> Option<String> {
+pub(crate) fn cookie(res: &str, name: &str) -> Option<String> {
     let head = res.split("\r\n\r\n").next()?;
     head.lines().find_map(|l| {
         let (n, v) = l.split_once(':')?;
@@ -218,7 +230,7 @@ pub fn cookie(res: &str, name: &str) -> Option<String> {
 }
 
 /// `application/x-www-form-urlencoded` of one value.
-pub fn form_encode(s: &str) -> String {
+pub(crate) fn form_encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'*' => {
@@ -228,4 +240,18 @@ pub fn form_encode(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+/// A fresh PostgreSQL database of its own (`POSTGRES_URL`'s server), or
+/// `None` (and a line saying so) when `POSTGRES_URL` is not set.
+pub(crate) fn fresh_postgres() -> Option<String> {
+    if std::env::var_os("POSTGRES_URL").is_none() {
+        println!("skipped on PostgreSQL: POSTGRES_URL is not set (.ci/run sets it)");
+        return None;
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(tern_data::testing::fresh(tern_data::Backend::Postgres))
 }
