@@ -65,7 +65,8 @@ fn set_cookie(cookies: &mut Cookies, accounts: &Accounts, token: &str) {
 /// `POST /auth/login` with `username` and `password` (JSON or a form):
 /// a new session (a session cookie sent with the request is ended, never
 /// kept: no fixation), `401` for a wrong name or password alike, `429`
-/// after too many failures for the account from this address.
+/// after too many attempts for the account from this address (counted
+/// before the password is checked; a success resets the count).
 pub(crate) async fn login(
     Settings(accounts): Settings<Accounts>,
     Settings(passwords): Settings<Passwords>,
@@ -78,15 +79,10 @@ pub(crate) async fn login(
     let ip = address(client);
     let creds: Credentials = read(&headers, &body)?;
     let pool = db.pool();
-    throttle::check(pool, &accounts, &creds.username, ip).await?;
-    let user = match users::authenticate(pool, &passwords, &creds.username, &creds.password).await {
-        Ok(user) => user,
-        Err(AuthError::BadCredentials) => {
-            throttle::failed(pool, &accounts, &creds.username, ip).await?;
-            return Err(AuthError::BadCredentials);
-        }
-        Err(other) => return Err(other),
-    };
+    // Counted before it is evaluated: of a burst sent at once, only the
+    // first `AUTH_LOGIN_FAILURES` are hashed.
+    throttle::attempt(pool, &accounts, &creds.username, ip).await?;
+    let user = users::authenticate(pool, &passwords, &creds.username, &creds.password).await?;
     throttle::succeeded(pool, &accounts, &creds.username, ip).await?;
     if let Some(old) = cookies.get_signed(&accounts.cookie) {
         session::delete(pool, &accounts, old.value()).await?;
@@ -144,13 +140,9 @@ pub(crate) async fn change_password(
     let ip = address(client);
     let change: NewPassword = read(&headers, &body)?;
     let pool = db.pool();
-    throttle::check(pool, &accounts, &s.user.username, ip).await?;
-    if let Err(e) = users::authenticate(pool, &passwords, &s.user.username, &change.current).await {
-        if matches!(e, AuthError::BadCredentials) {
-            throttle::failed(pool, &accounts, &s.user.username, ip).await?;
-        }
-        return Err(e);
-    }
+    throttle::attempt(pool, &accounts, &s.user.username, ip).await?;
+    users::authenticate(pool, &passwords, &s.user.username, &change.current).await?;
+    throttle::succeeded(pool, &accounts, &s.user.username, ip).await?;
     users::set_password(pool, &accounts, &passwords, s.user.id, &change.new).await?;
     let fresh = session::create(pool, &accounts, &s.user).await?;
     set_cookie(&mut cookies, &accounts, &fresh.token);

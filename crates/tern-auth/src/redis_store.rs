@@ -5,8 +5,9 @@
 //! flag, CSRF token, times) that expires when the session would: at its
 //! idle timeout, pushed back at each use, never past its lifetime. A set
 //! `tern:user-sessions:<id>` lists a user's sessions, for ending them all.
-//! A throttle count is `tern:login-failures:<key>`, incremented by a
-//! script that starts its window on the first failure.
+//! A throttle count is `tern:login-failures:<key>`, incremented before
+//! each login attempt by a script that starts its window on the first
+//! attempt and answers the count (`INCR`, atomic across servers).
 
 use std::time::Duration;
 
@@ -74,10 +75,17 @@ fn unavailable(e: redis::RedisError) -> AuthError {
     AuthError::Unavailable("the session store is unreachable; try again shortly".to_owned())
 }
 
-const FAIL: &str = r"
+/// One login attempt: the count, and the milliseconds left in its
+/// window (a key without an expiry, which nothing should leave, gets
+/// one).
+const ATTEMPT: &str = r"
 local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return n
+local left = redis.call('PTTL', KEYS[1])
+if n == 1 or left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  left = tonumber(ARGV[1])
+end
+return {n, left}
 ";
 
 impl RedisStore {
@@ -201,28 +209,22 @@ impl RedisStore {
         format!("{}:login-failures:{key}", self.prefix)
     }
 
-    /// The failures counted and the milliseconds left in their window.
-    pub(crate) async fn failures(&self, key: &str) -> Result<(u32, i64), AuthError> {
-        let mut c = self.connection().await?;
-        let key = self.failures_key(key);
-        let (n, ttl): (Option<u32>, i64) = redis::pipe()
-            .get(&key)
-            .pttl(&key)
-            .query_async(&mut c)
-            .await
-            .map_err(unavailable)?;
-        Ok((n.unwrap_or(0), ttl))
-    }
-
-    pub(crate) async fn fail(&self, key: &str, window: Duration) -> Result<(), AuthError> {
+    /// Counts a login attempt for `key`: the count and the milliseconds
+    /// left in its window (which starts at its first attempt), in one
+    /// atomic step, so that attempts made at once on any server are each
+    /// counted and each read their own count.
+    pub(crate) async fn attempt(
+        &self,
+        key: &str,
+        window: Duration,
+    ) -> Result<(u64, i64), AuthError> {
         let mut c = self.connection().await?;
         let millis = u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1);
-        redis::Script::new(FAIL)
+        redis::Script::new(ATTEMPT)
             .key(self.failures_key(key))
             .arg(millis)
-            .invoke_async::<i64>(&mut c)
+            .invoke_async::<(u64, i64)>(&mut c)
             .await
-            .map(drop)
             .map_err(unavailable)
     }
 

@@ -11,7 +11,7 @@ use tern::settings::Secret;
 /// |---|---|
 /// | `AUTH_SESSION_LIFETIME` | `14d`: a session ends this long after login, whatever happens |
 /// | `AUTH_SESSION_IDLE` | `1d`: or this long after its last request |
-/// | `AUTH_LOGIN_FAILURES` | `10` failed logins per account and address ... |
+/// | `AUTH_LOGIN_FAILURES` | `10` login attempts per account and address (counted before the password is checked; a success resets the count) ... |
 /// | `AUTH_LOGIN_WINDOW` | ... within `1m`, then `429` until the window ends |
 /// | `AUTH_COOKIE` | `tern_session`: the session cookie's name (signed with `SECRET_KEY`) |
 /// | `AUTH_STORE` | `database`: where sessions and the throttle's counts live; `redis` keeps them in Redis (the `redis` feature) |

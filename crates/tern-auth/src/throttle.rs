@@ -1,5 +1,14 @@
-//! The login throttle: failed logins counted per account and client
-//! address in the database, so every process sees the same counts.
+//! The login throttle: attempts counted per account and client address
+//! in the database (or Redis), so every process sees the same counts.
+//!
+//! An attempt is counted *before* its password is verified, in one
+//! atomic step that also reads the count back (an upsert `RETURNING` it
+//! in SQL, `INCR` in Redis): of any number of attempts made at once, from
+//! any number of processes, at most `AUTH_LOGIN_FAILURES` within a window
+//! are evaluated, and the rest are refused (`429`) without hashing. A
+//! success forgets the count. (Counting after the hash, as this did
+//! before, let a parallel burst pass the check before its first failure
+//! was counted: 149 of 150 guesses were evaluated.)
 
 use sha2::{Digest, Sha256};
 use std::net::IpAddr;
@@ -19,70 +28,62 @@ fn key(username: &str, ip: IpAddr) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `429` while the account and address have failed too often within the
-/// window.
-pub(crate) async fn check(
+/// Counts an attempt for the account from `ip`, then answers whether it
+/// may be evaluated: `429` (`Retry-After`: the rest of the window) once
+/// the window holds more than `AUTH_LOGIN_FAILURES` attempts. A window
+/// starts at the first attempt after the last one ended.
+pub(crate) async fn attempt(
     pool: &Pool,
     accounts: &Accounts,
     username: &str,
     ip: IpAddr,
 ) -> Result<(), AuthError> {
-    #[cfg(feature = "redis")]
-    if let Store::Redis(redis) = &accounts.store {
-        let (failures, left_ms) = redis.failures(&key(username, ip)).await?;
-        if left_ms > 0 && failures >= accounts.login_failures {
-            let left = u64::try_from(left_ms).unwrap_or(1000);
-            return Err(AuthError::Throttled(left.div_ceil(1000)));
-        }
-        return Ok(());
-    }
-    let sql = "SELECT window_start, failures FROM tern_login_failures WHERE key = $1";
-    let row: Option<(i64, i32)> = with_pool!(pool, p => {
-        tern_data::sqlx::query_as(sql).bind(key(username, ip)).fetch_optional(p).await?
-    });
-    let window = i64::try_from(accounts.login_window.as_secs()).unwrap_or(i64::MAX);
-    if let Some((start, failures)) = row {
-        let left = start.saturating_add(window) - now();
-        if left > 0 && u32::try_from(failures).unwrap_or(0) >= accounts.login_failures {
-            return Err(AuthError::Throttled(u64::try_from(left).unwrap_or(1)));
-        }
+    let (count, left_ms) = count(pool, accounts, &key(username, ip)).await?;
+    if count > u64::from(accounts.login_failures) {
+        let left = u64::try_from(left_ms).unwrap_or(0).div_ceil(1000).max(1);
+        return Err(AuthError::Throttled(left));
     }
     Ok(())
 }
 
-/// Counts a failure (a new window when the last one has ended).
-pub(crate) async fn failed(
-    pool: &Pool,
-    accounts: &Accounts,
-    username: &str,
-    ip: IpAddr,
-) -> Result<(), AuthError> {
+/// Adds one to the count of `key`: the count, and the milliseconds left
+/// in its window.
+async fn count(pool: &Pool, accounts: &Accounts, key: &str) -> Result<(u64, i64), AuthError> {
     #[cfg(feature = "redis")]
     if let Store::Redis(redis) = &accounts.store {
-        return redis.fail(&key(username, ip), accounts.login_window).await;
+        return redis.attempt(key, accounts.login_window).await;
     }
     let window = i64::try_from(accounts.login_window.as_secs()).unwrap_or(i64::MAX);
     let at = now();
-    // One statement, so that two processes counting at once both count.
+    // One statement: two attempts at once, in one process or two, are
+    // two counts, and each reads its own. (The column keeps its name from
+    // when it counted failures; it counts attempts. Past the limit it
+    // stops growing: a refused attempt changes nothing.)
     let sql = "INSERT INTO tern_login_failures (key, window_start, failures) VALUES ($1, $2, 1) \
                ON CONFLICT (key) DO UPDATE SET \
                failures = CASE WHEN tern_login_failures.window_start + $3 <= $2 THEN 1 \
+                               WHEN tern_login_failures.failures > $4 THEN tern_login_failures.failures \
                                ELSE tern_login_failures.failures + 1 END, \
                window_start = CASE WHEN tern_login_failures.window_start + $3 <= $2 THEN $2 \
-                                   ELSE tern_login_failures.window_start END";
-    with_pool!(pool, p => {
-        tern_data::sqlx::query(sql)
-            .bind(key(username, ip))
+                                   ELSE tern_login_failures.window_start END \
+               RETURNING window_start, failures";
+    let (start, failures): (i64, i32) = with_pool!(pool, p => {
+        tern_data::sqlx::query_as(sql)
+            .bind(key)
             .bind(at)
             .bind(window)
-            .execute(p)
+            .bind(i64::from(accounts.login_failures))
+            .fetch_one(p)
             .await?
-            .rows_affected()
     });
-    Ok(())
+    let left_s = start.saturating_add(window).saturating_sub(at);
+    Ok((
+        u64::try_from(failures).unwrap_or(0),
+        left_s.saturating_mul(1000),
+    ))
 }
 
-/// Forgets the failures after a successful login.
+/// Forgets the attempts after a successful login.
 pub(crate) async fn succeeded(
     pool: &Pool,
     accounts: &Accounts,
