@@ -1,12 +1,18 @@
 //! CSRF: every unsafe request of a cookie session carries the session's
 //! token, and comes from the app's own origin.
 
-use http::{header, HeaderMap, Method};
+use std::net::IpAddr;
+
+use http::{header, request::Parts, HeaderMap, Method};
 use http_body_util::{BodyExt as _, Limited};
 use subtle::ConstantTimeEq as _;
-use tern::{body::Body, middleware::Next, IntoResponse, Request, Response};
+use tern::{
+    body::Body, extract::PeerAddr, middleware::Next, net::IpNet, settings::Settings, AppService,
+    IntoResponse, Request, Response,
+};
+use tern_core::extract::FromRequestParts as _;
 
-use crate::{extract::current, AuthError};
+use crate::{extract::current, Accounts, AuthError};
 
 /// The header a script sends the token in.
 pub const HEADER: &str = "x-csrf-token";
@@ -18,14 +24,26 @@ const MAX_FORM: usize = 1 << 20;
 /// The CSRF check, as middleware (`tern_auth::install` adds it after
 /// routing, to every route):
 ///
-/// - safe methods (`GET`, `HEAD`, `OPTIONS`, `TRACE`) and requests with
-///   `Authorization: Bearer` (no cookie authority) pass;
-/// - an `Origin` (else a `Referer`) naming another host than the
-///   request's is refused, session or not (a login from another site
-///   too);
+/// - safe methods (`GET`, `HEAD`, `OPTIONS`, `TRACE`) pass;
+/// - an `Origin` (else a `Referer`) naming another origin than the
+///   request's (scheme, host and port: `https://host` is not
+///   `http://host`) is refused, session or not (a login from another
+///   site too);
 /// - with a session, the token must be in the `X-CSRF-Token` header or
 ///   the `csrf_token` field of a form body, and equal the session's
-///   (compared in constant time).
+///   (compared in constant time);
+/// - a request with `Authorization: Bearer` and no session passes: no
+///   cookie speaks for it (the app checks its token). With a session
+///   cookie, a bearer token changes nothing: the session is what the
+///   accounts' extractors authenticate it by, so it is checked.
+///
+/// The request's scheme is the one its URL names (HTTP/2's `:scheme`, an
+/// absolute request target); else, from a trusted proxy
+/// (`TRUSTED_PROXIES`, loopback by default), its `X-Forwarded-Proto`;
+/// else `https` when Tern serves TLS itself (`TERN_TLS_CERT`), `http`
+/// otherwise. Behind a proxy that terminates TLS, have it send
+/// `X-Forwarded-Proto` (nginx: `proxy_set_header X-Forwarded-Proto
+/// $scheme;`), or every form of an `https` page is refused.
 ///
 /// A refusal is a `403` problem naming what was missing or wrong.
 pub async fn csrf(req: Request, next: Next) -> Response {
@@ -35,22 +53,70 @@ pub async fn csrf(req: Request, next: Next) -> Response {
     }
 }
 
+/// How clients reach this server, as the `serve` start recorded it
+/// ([`at_start`]): whether Tern serves TLS itself, and which peers are
+/// trusted proxies. Before (or without) that start, Tern's defaults:
+/// plain HTTP, loopback proxies.
+#[derive(Debug, Default)]
+pub(crate) struct Reached {
+    tls: bool,
+    proxies: Option<Vec<IpNet>>,
+}
+
+impl Reached {
+    fn trusts(&self, peer: IpAddr) -> bool {
+        match &self.proxies {
+            Some(nets) => nets.iter().any(|n| n.contains(peer)),
+            None => match peer {
+                IpAddr::V6(v6) => v6
+                    .to_ipv4_mapped()
+                    .map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+                IpAddr::V4(v4) => v4.is_loopback(),
+            },
+        }
+    }
+}
+
+/// Records how the server is reached (`App::on_start`, added by
+/// `install`).
+pub(crate) async fn at_start(app: AppService) -> Result<(), tern::command::BoxError> {
+    if let Some(accounts) = app.settings::<Accounts>() {
+        let config = app.config();
+        let _ = accounts.reached.set(Reached {
+            tls: config.tls.is_some(),
+            proxies: Some(config.trusted_proxies.clone()),
+        });
+    }
+    Ok(())
+}
+
 async fn check(req: Request) -> Result<Request, Response> {
     if matches!(
         *req.method(),
         Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE
-    ) || has_bearer(req.headers())
-    {
+    ) {
         return Ok(req);
     }
-    same_origin(&req).map_err(IntoResponse::into_response)?;
+    let bearer = has_bearer(req.headers());
     let (mut parts, body) = req.into_parts();
+    if !bearer {
+        same_origin(&mut parts)
+            .await
+            .map_err(IntoResponse::into_response)?;
+    }
     let Some(session) = current(&mut parts)
         .await
         .map_err(IntoResponse::into_response)?
     else {
         return Ok(Request::from_parts(parts, body));
     };
+    if bearer {
+        // A session came with the bearer token: the session cookie is
+        // what authenticates the request, so it is checked like any.
+        same_origin(&mut parts)
+            .await
+            .map_err(IntoResponse::into_response)?;
+    }
     let (sent, body) = if let Some(v) = parts.headers.get(HEADER) {
         (Some(v.as_bytes().to_vec()), body)
     } else if is_form(&parts.headers) {
@@ -109,29 +175,148 @@ fn is_form(headers: &HeaderMap) -> bool {
         })
 }
 
-/// `Origin`, else `Referer`, when present, must name the request's host.
-fn same_origin(req: &Request) -> Result<(), AuthError> {
-    let headers = req.headers();
+/// An origin: scheme (lower case), host (lower case, IPv6 in brackets),
+/// port (the scheme's default when none is written).
+#[derive(Debug, PartialEq, Eq)]
+struct Origin {
+    scheme: String,
+    host: String,
+    port: Option<u16>,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}://{}", self.scheme, self.host)?;
+        match self.port {
+            Some(port) if Some(port) != default_port(&self.scheme) => write!(f, ":{port}"),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn default_port(scheme: &str) -> Option<u16> {
+    match scheme {
+        "http" | "ws" => Some(80),
+        "https" | "wss" => Some(443),
+        _ => None,
+    }
+}
+
+/// `host[:port]` (RFC 9110's `uri-host [ ":" port ]`: a reg-name, an
+/// IPv4 or a bracketed IPv6 address, a numeric port) of `scheme`; `None`
+/// for anything else (userinfo, junk after the colon).
+fn origin(scheme: &str, authority: &str) -> Option<Origin> {
+    let scheme = scheme.to_ascii_lowercase();
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let (inside, after) = rest.split_once(']')?;
+            let ipv6 = |b: u8| b.is_ascii_hexdigit() || b == b':' || b == b'.';
+            if inside.is_empty() || !inside.bytes().all(ipv6) {
+                return None;
+            }
+            let port = match after {
+                "" => None,
+                colon_port => Some(colon_port.strip_prefix(':')?),
+            };
+            (&authority[..inside.len() + 2], port)
+        }
+        None => match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
+    };
+    let reg_name = |b: u8| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=%".contains(&b);
+    if host.is_empty() || (!host.starts_with('[') && !host.bytes().all(reg_name)) {
+        return None;
+    }
+    let port = match port {
+        None | Some("") => default_port(&scheme),
+        Some(p) if p.bytes().all(|b| b.is_ascii_digit()) => Some(p.parse::<u16>().ok()?),
+        Some(_) => return None,
+    };
+    Some(Origin {
+        host: host.to_ascii_lowercase(),
+        scheme,
+        port,
+    })
+}
+
+/// The origin of an `Origin` header or a `Referer` URL.
+fn theirs(value: &str) -> Option<Origin> {
+    let (scheme, rest) = value.trim().split_once("://")?;
+    if scheme.is_empty()
+        || !scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+    {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    origin(scheme, authority)
+}
+
+/// The request's own origin: its scheme (see [`csrf()`]) and the host it
+/// asked for (the URL's authority, else `Host`).
+async fn ours(parts: &mut Parts) -> Option<Origin> {
+    let accounts = Settings::<Accounts>::from_request_parts(parts, &())
+        .await
+        .ok()
+        .map(|Settings(a)| a);
+    let peer = PeerAddr::from_request_parts(parts, &()).await.ok();
+    let fallback = Reached::default();
+    let reached = accounts
+        .as_deref()
+        .and_then(|a| a.reached.get())
+        .unwrap_or(&fallback);
+    let scheme = match parts.uri.scheme_str() {
+        Some(scheme) => scheme.to_owned(),
+        None => {
+            // The nearest proxy's word: the last value, as `ClientIp`
+            // takes the rightmost address.
+            let forwarded = parts
+                .headers
+                .get_all("x-forwarded-proto")
+                .iter()
+                .next_back()
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.rsplit(',').next())
+                .map(|v| v.trim().to_ascii_lowercase())
+                .filter(|v| v == "http" || v == "https")
+                .filter(|_| peer.is_some_and(|PeerAddr(p)| reached.trusts(p.ip())));
+            match forwarded {
+                Some(proto) => proto,
+                None if reached.tls => "https".to_owned(),
+                None => "http".to_owned(),
+            }
+        }
+    };
+    let host = parts.uri.authority().map(|a| a.as_str()).or_else(|| {
+        parts
+            .headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+    })?;
+    origin(&scheme, host)
+}
+
+/// `Origin`, else `Referer`, when present, must name the request's own
+/// origin: scheme, host and port.
+async fn same_origin(parts: &mut Parts) -> Result<(), AuthError> {
+    let headers = &parts.headers;
     let (name, value) = match (headers.get(header::ORIGIN), headers.get(header::REFERER)) {
         (Some(origin), _) => ("Origin", origin),
         (None, Some(referer)) => ("Referer", referer),
         (None, None) => return Ok(()),
     };
-    let value = value.to_str().unwrap_or("");
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .or_else(|| req.uri().authority().map(|a| a.as_str()))
-        .unwrap_or("");
-    let theirs = value
-        .split_once("://")
-        .map(|(_, rest)| rest.split(['/', '?', '#']).next().unwrap_or(""))
-        .unwrap_or("");
-    if !theirs.is_empty() && theirs.eq_ignore_ascii_case(host) {
+    let value = value.to_str().unwrap_or("").to_owned();
+    let theirs = theirs(&value);
+    let ours = ours(parts).await;
+    if theirs.is_some() && theirs == ours {
         return Ok(());
     }
     let shown: String = value.chars().take(80).collect();
+    let ours = ours.map_or_else(|| "this host".to_owned(), |o| format!("this site's `{o}`"));
     Err(AuthError::Csrf(format!(
-        "the request comes from another site ({name} `{shown}`, not this host)"
+        "the request comes from another site ({name} `{shown}`, not {ours})"
     )))
 }

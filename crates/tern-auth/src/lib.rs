@@ -48,9 +48,11 @@
 //!   login back to the form's page with `?error=invalid`, `throttled` or
 //!   `busy`: a login page works under a CSP that allows no inline script
 //!   (`<form method="post" action="/auth/login?next=/notes">`).
-//! - **Throttle**: `AUTH_LOGIN_FAILURES` failures (10) per account and
+//! - **Throttle**: `AUTH_LOGIN_FAILURES` attempts (10) per account and
 //!   client address (`ClientIp`, so trusted proxies apply) within
-//!   `AUTH_LOGIN_WINDOW` (1 minute), then `429` with `Retry-After`.
+//!   `AUTH_LOGIN_WINDOW` (1 minute), then `429` with `Retry-After`. Each
+//!   attempt is counted atomically before its password is verified, so a
+//!   parallel burst gets no more; a success resets the count.
 
 mod commands;
 mod csrf;
@@ -112,4 +114,5 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>) -> App<S> {
         .command(commands::createsuperuser())
         .check(commands::check)
         .on_start(commands::pepper_at_start)
+        .on_start(csrf::at_start)
 }

@@ -31,6 +31,9 @@ pub struct Accounts {
     pub(crate) login_window: Duration,
     pub(crate) cookie: String,
     pub(crate) store: Store,
+    /// How clients reach the server, for the CSRF check's `Origin`
+    /// (recorded at start).
+    pub(crate) reached: std::sync::OnceLock<crate::csrf::Reached>,
 }
 
 /// Where sessions and the throttle's counts live.
@@ -89,6 +92,7 @@ impl TryFrom<RawAccounts> for Accounts {
             login_window: raw.login_window,
             cookie: raw.cookie,
             store,
+            reached: std::sync::OnceLock::new(),
         })
     }
 }
@@ -131,6 +135,7 @@ impl Default for Accounts {
             login_window: window(),
             cookie: cookie(),
             store: Store::Database,
+            reached: std::sync::OnceLock::new(),
         }
     }
 }

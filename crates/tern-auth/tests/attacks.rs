@@ -284,3 +284,183 @@ async fn a_success_resets_the_count() {
         refused.body
     );
 }
+
+/// Issue 25, item 6: `Authorization: Bearer <anything>` exempted a
+/// request from the CSRF check, though its session cookie is what
+/// authenticated it. A bearer token exempts a request only when no
+/// session comes with it.
+#[tokio::test]
+async fn a_junk_bearer_token_does_not_exempt_a_session_from_csrf() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let server = Server::start(&url, &[]).await;
+        server.user("ada", PASSWORD).await;
+        let (cookie, token) = server.session("ada", PASSWORD).await;
+        let form = [
+            ("Cookie", cookie.as_str()),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Authorization", "Bearer junk"),
+        ];
+        let dodged = send(server.addr, "POST", "/notes", &form, "text=x").await;
+        assert_eq!(dodged.status, 403, "{backend:?}: {}", dodged.body);
+        assert!(dodged.body.contains("no CSRF token"), "{}", dodged.body);
+        // Another site, bearer or not.
+        let mut other = form.to_vec();
+        other.push(("X-CSRF-Token", &token));
+        other.push(("Origin", "http://evil.example"));
+        let a = send(server.addr, "POST", "/notes", &other, "text=x").await;
+        assert_eq!(a.status, 403, "{}", a.body);
+        // With the session's token it is the session's request.
+        let with_token = format!("text=x&csrf_token={token}");
+        let a = send(server.addr, "POST", "/notes", &form, &with_token).await;
+        assert_eq!((a.status, a.body.as_str()), (200, "ada wrote x"));
+        // A bearer request without a session has no cookie authority to
+        // protect: it passes (the app checks its token).
+        let a = send(
+            server.addr,
+            "POST",
+            "/open",
+            &[("Authorization", "Bearer abc")],
+            "",
+        )
+        .await;
+        assert_eq!((a.status, a.body.as_str()), (200, "open"));
+        // A cookie that is no live session is no authority either.
+        let a = send(
+            server.addr,
+            "POST",
+            "/open",
+            &[
+                ("Authorization", "Bearer abc"),
+                ("Cookie", "tern_session=x"),
+            ],
+            "",
+        )
+        .await;
+        assert_eq!(a.status, 200, "{}", a.body);
+    }
+}
+
+/// Issue 25, item 6: the `Origin` check compared hosts only, so
+/// `Origin: https://HOST` passed on a plain-HTTP server. Scheme, host
+/// and port are compared now (default ports filled in); a proxy that
+/// Tern trusts (`TRUSTED_PROXIES`, loopback by default) says the scheme
+/// it was reached with in `X-Forwarded-Proto`.
+#[tokio::test]
+async fn the_origin_must_have_the_requests_scheme_host_and_port() {
+    let Some(url) = fresh(Backend::Sqlite).await else {
+        return;
+    };
+    let server = Server::start(&url, &[]).await;
+    server.user("ada", PASSWORD).await;
+    let (cookie, token) = server.session("ada", PASSWORD).await;
+    let port = server.addr.port();
+    let post = |extra: Vec<(&'static str, String)>| {
+        let (addr, cookie, token) = (server.addr, cookie.clone(), token.clone());
+        async move {
+            let mut headers = vec![
+                ("Cookie", cookie),
+                (
+                    "Content-Type",
+                    "application/x-www-form-urlencoded".to_owned(),
+                ),
+                ("X-CSRF-Token", token),
+            ];
+            headers.extend(extra);
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+            send(addr, "POST", "/notes", &headers, "text=hi").await
+        }
+    };
+    let origin = |v: String| vec![("Origin", v)];
+    for (headers, expected) in [
+        (origin(format!("http://127.0.0.1:{port}")), 200),
+        (origin(format!("HTTP://127.0.0.1:{port}")), 200),
+        // Another scheme: the attack.
+        (origin(format!("https://127.0.0.1:{port}")), 403),
+        (origin(format!("ws://127.0.0.1:{port}")), 403),
+        // Another port, or none (80 on http).
+        (origin(format!("http://127.0.0.1:{}", port + 1)), 403),
+        (origin("http://127.0.0.1".to_owned()), 403),
+        // Junk.
+        (origin(format!("http://127.0.0.1:{port}@evil.example")), 403),
+        (origin(format!("http://evil.example@127.0.0.1:{port}")), 403),
+        (origin("null".to_owned()), 403),
+        (
+            vec![("Referer", format!("https://127.0.0.1:{port}/notes"))],
+            403,
+        ),
+        (
+            vec![("Referer", format!("http://127.0.0.1:{port}/notes?x=1"))],
+            200,
+        ),
+        // Default ports: `Host: localhost` is port 80 on http.
+        (
+            vec![
+                ("Host", "localhost".to_owned()),
+                ("Origin", "http://localhost:80".to_owned()),
+            ],
+            200,
+        ),
+        (
+            vec![
+                ("Host", "localhost:80".to_owned()),
+                ("Origin", "http://localhost".to_owned()),
+            ],
+            200,
+        ),
+        (
+            vec![
+                ("Host", "localhost".to_owned()),
+                ("Origin", "https://localhost".to_owned()),
+            ],
+            403,
+        ),
+        (
+            vec![
+                ("Host", "[::1]:8080".to_owned()),
+                ("Origin", "http://[::1]:8080".to_owned()),
+            ],
+            200,
+        ),
+        // Behind a proxy that terminates TLS (this peer, loopback, is a
+        // trusted proxy by default): its `X-Forwarded-Proto` is the
+        // request's scheme.
+        (
+            vec![
+                ("Host", "app.example".to_owned()),
+                ("X-Forwarded-Proto", "https".to_owned()),
+                ("Origin", "https://app.example".to_owned()),
+            ],
+            200,
+        ),
+        (
+            vec![
+                ("Host", "app.example".to_owned()),
+                ("X-Forwarded-Proto", "https".to_owned()),
+                ("Origin", "http://app.example".to_owned()),
+            ],
+            403,
+        ),
+    ] {
+        let shown = format!("{headers:?}");
+        let a = post(headers).await;
+        assert_eq!(a.status, expected, "{shown}: {}", a.body);
+        if expected == 403 {
+            assert!(a.body.contains("another site"), "{shown}: {}", a.body);
+            assert!(a.head.contains("application/problem+json"));
+        } else {
+            assert_eq!(a.body, "ada wrote hi");
+        }
+    }
+    // The refusal says what this request's origin is.
+    let a = post(origin(format!("https://127.0.0.1:{port}"))).await;
+    assert!(
+        a.body
+            .contains(&format!("not this site's `http://127.0.0.1:{port}`")),
+        "{}",
+        a.body
+    );
+}
