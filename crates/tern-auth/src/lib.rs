@@ -31,8 +31,10 @@
 //! - **Passwords**: Argon2id at OWASP's minimum (19 MiB, 2 passes), a
 //!   pepper from `PASSWORD_PEPPER` if set (required from then on:
 //!   [`check_pepper`] refuses a start without it), rehashed at login when
-//!   the parameters or the pepper change; at most 1,024 bytes (refused before hashing) and
-//!   a bounded number of hashes at once. Unknown users are checked
+//!   the parameters or the pepper change; at most 1,024 bytes (refused before hashing).
+//!   Bounded memory: one hasher per core, each reusing the 19 MiB of
+//!   one hash ([`password::concurrency`]), a queue with a deadline
+//!   beyond them, then `503` with `Retry-After`. Unknown users are checked
 //!   against a decoy hash: the same answer and the same time as a wrong
 //!   password.
 //! - **Sessions**: a 256-bit random token in a signed, `HttpOnly`,
@@ -60,6 +62,7 @@ mod error;
 mod extract;
 mod forms;
 mod handlers;
+mod hasher_pool;
 pub mod password;
 mod rate_limit;
 #[cfg(feature = "redis")]

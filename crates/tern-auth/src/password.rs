@@ -1,15 +1,17 @@
 //! Password hashes: Argon2id at OWASP's minimum (19 MiB, 2 passes, 1
-//! lane), bounded input, a bounded number of hashes at once.
+//! lane), bounded input, and bounded memory: a fixed set of hashers,
+//! one per core, each reusing the 19 MiB of one hash (see
+//! [`concurrency`]); beyond them a queue with a deadline, then `503`.
 
 use std::sync::{Arc, OnceLock};
 
 use argon2::{
-    password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString},
-    Algorithm, Argon2, KeyId, Params, ParamsBuilder, Version,
+    password_hash::{Output, ParamsString, PasswordHash, SaltString},
+    Algorithm, Argon2, Block, KeyId, Params, ParamsBuilder, Version,
 };
-use tokio::sync::Semaphore;
+use subtle::ConstantTimeEq as _;
 
-use crate::AuthError;
+use crate::{hasher_pool, AuthError};
 
 /// The longest password accepted, in bytes: checked before hashing, so a
 /// long one cannot make hashing cost more.
@@ -21,16 +23,24 @@ pub const MIN_PASSWORD_CHARS: usize = 8;
 const M_COST: u32 = 19 * 1024;
 const T_COST: u32 = 2;
 const P_COST: u32 = 1;
+/// The memory of one hash at today's parameters, in 1 KiB blocks: what
+/// each hasher keeps.
+pub(crate) const BLOCKS: usize = M_COST as usize;
 
-/// Hashes at once: each takes 19 MiB and a core for tens of
-/// milliseconds, so a burst of logins waits here rather than exhausting
-/// memory.
-fn permits() -> &'static Semaphore {
-    static PERMITS: OnceLock<Semaphore> = OnceLock::new();
-    PERMITS.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Semaphore::new(cores * 2)
-    })
+/// How many passwords this process hashes at once: one per core (as
+/// `std::thread::available_parallelism` counts them, so a container's
+/// CPU quota counts). Each hasher keeps the 19 MiB of one Argon2id hash
+/// from its first hash on and reuses it, so password hashing holds at
+/// most `concurrency() x 19 MiB` however many logins arrive; logins
+/// beyond the hashers wait in a queue (32 per hasher, 3 s at most) and
+/// past it get `503` with `Retry-After`.
+///
+/// ```
+/// // On a 2-core machine: 2 hashers, at most 38 MiB for hashing.
+/// assert!(tern_auth::password::concurrency() >= 1);
+/// ```
+pub fn concurrency() -> usize {
+    hasher_pool::pool().map_or(0, hasher_pool::Pool::hashers)
 }
 
 /// The key id written into the parameters of a hash made with a pepper
@@ -87,23 +97,42 @@ pub(crate) fn acceptable(password: &str) -> Result<(), AuthError> {
     Ok(())
 }
 
+/// The PHC string of `password` with `salt`, hashed in `memory` (at
+/// least [`BLOCKS`] blocks): the string argon2's `hash_password` makes.
+fn hash_in(
+    memory: &mut [Block],
+    password: &[u8],
+    salt: &SaltString,
+    pepper: Option<&[u8]>,
+) -> Result<String, AuthError> {
+    let fail = |e: &dyn std::fmt::Display| AuthError::Internal(format!("argon2: {e}"));
+    let argon2 = hasher(pepper)?;
+    let mut salt_bytes = [0u8; 64];
+    let salt_bytes = salt.decode_b64(&mut salt_bytes).map_err(|e| fail(&e))?;
+    let mut out = [0u8; Params::DEFAULT_OUTPUT_LEN];
+    argon2
+        .hash_password_into_with_memory(password, salt_bytes, &mut out, memory)
+        .map_err(|e| fail(&e))?;
+    let phc = PasswordHash {
+        algorithm: Algorithm::Argon2id.ident(),
+        version: Some(Version::V0x13.into()),
+        params: ParamsString::try_from(argon2.params()).map_err(|e| fail(&e))?,
+        salt: Some(salt.as_salt()),
+        hash: Some(Output::new(&out).map_err(|e| fail(&e))?),
+    };
+    Ok(phc.to_string())
+}
+
 /// The PHC string of `password`.
 pub(crate) async fn hash(password: &str, pepper: Option<Arc<[u8]>>) -> Result<String, AuthError> {
     bounded(password)?;
-    let _permit = permits()
-        .acquire()
-        .await
-        .map_err(|e| AuthError::Internal(e.to_string()))?;
     let password = password.to_owned();
-    tokio::task::spawn_blocking(move || {
-        let salt = SaltString::generate(&mut rand::rngs::OsRng);
-        hasher(pepper.as_deref())?
-            .hash_password(password.as_bytes(), &salt)
-            .map(|h| h.to_string())
-            .map_err(|e| AuthError::Internal(format!("argon2: {e}")))
-    })
-    .await
-    .map_err(|e| AuthError::Internal(e.to_string()))?
+    hasher_pool::pool()?
+        .run(move |memory| {
+            let salt = SaltString::generate(&mut rand::rngs::OsRng);
+            hash_in(memory, password.as_bytes(), &salt, pepper.as_deref())
+        })
+        .await?
 }
 
 /// What a verification found.
@@ -116,50 +145,92 @@ pub(crate) struct Verdict {
     pub(crate) rehash: bool,
 }
 
-/// Checks `password` against `phc` (argon2's comparison is in constant
-/// time).
+/// Whether `password` hashes to `parsed` (with its algorithm, version,
+/// parameters and salt, and `secret`), computed in `memory`: what
+/// argon2's `verify_password` answers, with the comparison in constant
+/// time. A hash that is not one argon2 can make matches nothing. A hash
+/// that needs more memory than `memory` (stronger parameters than
+/// today's, from an older configuration) is computed in memory of its
+/// own, for this hash only.
+fn matches_in(
+    memory: &mut [Block],
+    password: &[u8],
+    parsed: &PasswordHash<'_>,
+    secret: Option<&[u8]>,
+) -> Result<bool, AuthError> {
+    let (Some(salt), Some(expected)) = (&parsed.salt, &parsed.hash) else {
+        return Ok(false);
+    };
+    let Ok(algorithm) = Algorithm::try_from(parsed.algorithm) else {
+        return Ok(false);
+    };
+    let version = match parsed.version.map(Version::try_from) {
+        None => Version::default(),
+        Some(Ok(v)) => v,
+        Some(Err(_)) => return Ok(false),
+    };
+    let Ok(params) = Params::try_from(parsed) else {
+        return Ok(false);
+    };
+    let argon2 = match secret {
+        Some(secret) => Argon2::new_with_secret(secret, algorithm, version, params)
+            .map_err(|e| AuthError::Internal(format!("argon2 pepper: {e}")))?,
+        None => Argon2::new(algorithm, version, params),
+    };
+    let mut salt_bytes = [0u8; 64];
+    let Ok(salt_bytes) = salt.decode_b64(&mut salt_bytes) else {
+        return Ok(false);
+    };
+    let mut out = [0u8; Output::MAX_LENGTH];
+    let Some(out) = out.get_mut(..expected.len()) else {
+        return Ok(false);
+    };
+    let needed = argon2.params().block_count();
+    let made = match memory.get_mut(..needed) {
+        Some(memory) => argon2.hash_password_into_with_memory(password, salt_bytes, out, memory),
+        None => argon2.hash_password_into(password, salt_bytes, out),
+    };
+    Ok(made.is_ok() && bool::from(out.ct_eq(expected.as_bytes())))
+}
+
+/// Checks `password` against `phc` (the comparison is in constant time).
 pub(crate) async fn verify(
     password: &str,
     phc: &str,
     pepper: Option<Arc<[u8]>>,
 ) -> Result<Verdict, AuthError> {
     bounded(password)?;
-    let _permit = permits()
-        .acquire()
-        .await
-        .map_err(|e| AuthError::Internal(e.to_string()))?;
+    let Ok(parsed) = PasswordHash::new(phc) else {
+        return Ok(Verdict {
+            ok: false,
+            rehash: false,
+        });
+    };
+    // A hash made without a pepper verifies without it (it was made
+    // before the pepper was set) and is rehashed with it.
+    let with_pepper = peppered(&parsed);
+    if with_pepper && pepper.is_none() {
+        return Err(AuthError::Internal(
+            "a password hash was made with PASSWORD_PEPPER, which is not set".to_owned(),
+        ));
+    }
+    let current = parsed.algorithm.as_str() == "argon2id"
+        && with_pepper == pepper.is_some()
+        && Params::try_from(&parsed)
+            .is_ok_and(|p| p.m_cost() == M_COST && p.t_cost() == T_COST && p.p_cost() == P_COST);
     let (password, phc) = (password.to_owned(), phc.to_owned());
-    tokio::task::spawn_blocking(move || {
-        let Ok(parsed) = PasswordHash::new(&phc) else {
-            return Ok(Verdict {
-                ok: false,
-                rehash: false,
-            });
-        };
-        // A hash made without a pepper verifies without it (it was made
-        // before the pepper was set) and is rehashed with it.
-        let with_pepper = peppered(&parsed);
-        if with_pepper && pepper.is_none() {
-            return Err(AuthError::Internal(
-                "a password hash was made with PASSWORD_PEPPER, which is not set".to_owned(),
-            ));
-        }
-        let used = if with_pepper { pepper.as_deref() } else { None };
-        let ok = hasher(used)?
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok();
-        let current = parsed.algorithm.as_str() == "argon2id"
-            && with_pepper == pepper.is_some()
-            && Params::try_from(&parsed).is_ok_and(|p| {
-                p.m_cost() == M_COST && p.t_cost() == T_COST && p.p_cost() == P_COST
-            });
-        Ok(Verdict {
-            ok,
-            rehash: ok && !current,
+    let ok = hasher_pool::pool()?
+        .run(move |memory| {
+            let parsed =
+                PasswordHash::new(&phc).map_err(|e| AuthError::Internal(format!("argon2: {e}")))?;
+            let used = if with_pepper { pepper.as_deref() } else { None };
+            matches_in(memory, password.as_bytes(), &parsed, used)
         })
+        .await??;
+    Ok(Verdict {
+        ok,
+        rehash: ok && !current,
     })
-    .await
-    .map_err(|e| AuthError::Internal(e.to_string()))?
 }
 
 /// A hash no password matches, with today's parameters, verified against
@@ -187,6 +258,7 @@ pub(crate) fn decoy() -> &'static str {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use argon2::{PasswordHasher as _, PasswordVerifier as _};
 
     #[tokio::test]
     async fn hashes_verify_and_old_parameters_ask_for_a_rehash() {
@@ -265,5 +337,67 @@ mod tests {
         ));
         assert!(acceptable("short").is_err());
         assert!(acceptable("long enough").is_ok());
+    }
+
+    /// The hashers' hashes are argon2's own: the same PHC string for the
+    /// same salt, with and without a pepper, and each verifies the
+    /// other's (the reference is argon2's `hash_password` and
+    /// `verify_password`, which allocate their memory per hash).
+    #[test]
+    fn hashes_in_reused_memory_are_argon2s() {
+        let mut memory = vec![Block::new(); BLOCKS];
+        let pepper: &[u8] = b"a pepper of sixteen+";
+        for secret in [None, Some(pepper)] {
+            for password in ["", "correct horse", "\u{e9}t\u{e9} \u{1f600}"] {
+                let salt = SaltString::generate(&mut rand::rngs::OsRng);
+                let ours = hash_in(&mut memory, password.as_bytes(), &salt, secret).unwrap();
+                let theirs = hasher(secret)
+                    .unwrap()
+                    .hash_password(password.as_bytes(), &salt)
+                    .unwrap()
+                    .to_string();
+                assert_eq!(ours, theirs);
+                let parsed = PasswordHash::new(&theirs).unwrap();
+                assert!(matches_in(&mut memory, password.as_bytes(), &parsed, secret).unwrap());
+                assert!(!matches_in(&mut memory, b"other", &parsed, secret).unwrap());
+                hasher(secret)
+                    .unwrap()
+                    .verify_password(password.as_bytes(), &PasswordHash::new(&ours).unwrap())
+                    .unwrap();
+            }
+        }
+        // Other parameters, versions and algorithms, weaker and stronger
+        // than today's (more memory than a hasher keeps: memory of its
+        // own), agree with argon2 too.
+        let cases = [
+            (Algorithm::Argon2id, Version::V0x13, 8192, 1, 1),
+            (Algorithm::Argon2id, Version::V0x13, 2 * M_COST, 1, 1),
+            (Algorithm::Argon2id, Version::V0x10, 4096, 3, 2),
+            (Algorithm::Argon2i, Version::V0x13, 4096, 2, 1),
+            (Algorithm::Argon2d, Version::V0x13, 4096, 2, 1),
+        ];
+        for (algorithm, version, m, t, p) in cases {
+            let params = Params::new(m, t, p, None).unwrap();
+            let salt = SaltString::generate(&mut rand::rngs::OsRng);
+            let phc = Argon2::new(algorithm, version, params)
+                .hash_password(b"correct horse", &salt)
+                .unwrap()
+                .to_string();
+            let parsed = PasswordHash::new(&phc).unwrap();
+            assert!(
+                matches_in(&mut memory, b"correct horse", &parsed, None).unwrap(),
+                "{phc}"
+            );
+            assert!(!matches_in(&mut memory, b"wrong horse", &parsed, None).unwrap());
+        }
+        // Not argon2, or no hash in it: matches nothing.
+        for phc in [
+            "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0",
+            "$scrypt$ln=16,r=8,p=1$aM15713r3Xsvxbi31lqr1Q$nFNh2CVHVjNldFVKDHDlm4CbdRSCdEBsjjJxD+iCs5E",
+        ] {
+            let parsed = PasswordHash::new(phc).unwrap();
+            assert!(!matches_in(&mut memory, b"x", &parsed, None).unwrap(), "{phc}");
+        }
+        assert_eq!(memory.len(), BLOCKS);
     }
 }
