@@ -86,6 +86,9 @@ pub struct Delivery {
     pub(crate) text: Text,
     /// The envelope in CBOR, made once, by the first subscriber that asks.
     pub(crate) cbor: Arc<std::sync::OnceLock<Bytes>>,
+    /// The message as one server-sent event, made once, by the first
+    /// event stream that sends it.
+    pub(crate) sse: Arc<std::sync::OnceLock<Bytes>>,
 }
 
 impl Delivery {
@@ -117,6 +120,14 @@ impl Delivery {
             ciborium::into_writer(&value, &mut out).expect("JSON values encode in CBOR");
             Bytes::from(out)
         })
+    }
+
+    /// The message as one server-sent event (its `id`, `event`, and the
+    /// envelope's JSON as `data`): formatted once per message, by the
+    /// first stream that sends it, and shared by every other stream and
+    /// every replay (a reference, never a copy).
+    pub fn sse(&self) -> &Bytes {
+        self.sse.get_or_init(|| crate::sse::frame(self))
     }
 }
 
@@ -151,6 +162,7 @@ fn envelope<T: Serialize + ?Sized>(
         id,
         text: Text::from(json),
         cbor: Arc::default(),
+        sse: Arc::default(),
     })
 }
 
@@ -201,6 +213,8 @@ struct NodePresence {
 struct Topic {
     subscribers: HashMap<u64, Subscriber>,
     replay: VecDeque<Delivery>,
+    /// The JSON bytes of the messages in `replay`.
+    replay_bytes: usize,
     local: HashMap<String, (Member, usize)>,
     remote: HashMap<String, NodePresence>,
     last_used: Option<Instant>,
@@ -242,6 +256,7 @@ pub(crate) struct Inner {
     send_queue: usize,
     slow_consumer: SlowConsumer,
     replay: usize,
+    replay_bytes: usize,
     presence_interval: Duration,
     counters: Counters,
 }
@@ -283,6 +298,7 @@ impl Hub {
             send_queue: settings.send_queue,
             slow_consumer: settings.slow_consumer,
             replay: settings.replay,
+            replay_bytes: settings.replay_bytes,
             presence_interval: settings.presence_interval,
             counters: Counters::default(),
         });
@@ -375,19 +391,29 @@ impl Hub {
     /// Hands `delivery` to the topic's subscribers here (and its replay
     /// buffer when it has an id).
     pub(crate) fn deliver(&self, delivery: Delivery, create: bool) {
+        let keeps = self.inner.replay > 0 && self.inner.replay_bytes > 0;
         let mut topics = self.topics();
         let topic = match topics.get_mut(&delivery.topic) {
             Some(t) => t,
-            None if create && self.inner.replay > 0 && delivery.id.is_some() => {
+            None if create && keeps && delivery.id.is_some() => {
                 topics.entry(Arc::clone(&delivery.topic)).or_default()
             }
             None => return,
         };
-        if delivery.id.is_some() && self.inner.replay > 0 {
-            if topic.replay.len() == self.inner.replay {
-                topic.replay.pop_front();
-            }
+        if delivery.id.is_some() && keeps {
+            // At most REALTIME_REPLAY messages and REALTIME_REPLAY_BYTES
+            // bytes, the oldest out first (a message larger than the
+            // bytes allowed is not kept at all).
+            topic.replay_bytes += delivery.text.len();
             topic.replay.push_back(delivery.clone());
+            while topic.replay.len() > self.inner.replay
+                || topic.replay_bytes > self.inner.replay_bytes
+            {
+                match topic.replay.pop_front() {
+                    Some(old) => topic.replay_bytes -= old.text.len(),
+                    None => break,
+                }
+            }
             topic.last_used = Some(Instant::now());
         }
         let mut gone = Vec::new();
@@ -429,22 +455,6 @@ impl Hub {
         self.topics().get(topic).map_or(0, |t| t.subscribers.len())
     }
 
-    /// The messages of `topic` after the one with id `last` still in the
-    /// replay buffer; all of them when `last` is not there any more.
-    pub(crate) fn replay_after(&self, topic: &str, last: Option<&str>) -> Vec<Delivery> {
-        let topics = self.topics();
-        let Some(t) = topics.get(topic) else {
-            return Vec::new();
-        };
-        let Some(last) = last else {
-            return Vec::new();
-        };
-        match t.replay.iter().position(|d| d.id.as_deref() == Some(last)) {
-            Some(i) => t.replay.iter().skip(i + 1).cloned().collect(),
-            None => t.replay.iter().cloned().collect(),
-        }
-    }
-
     /// A connection: one bounded queue that the topics it joins feed.
     pub fn connect(&self, member: Option<Member>) -> Connection {
         let (tx, rx) = mpsc::channel(self.inner.send_queue);
@@ -468,7 +478,14 @@ impl Hub {
         }
     }
 
-    fn join(&self, connection: &Connection, name: &str) -> Vec<Member> {
+    /// Adds `connection` to the topic `name`; with `after`, the id of the
+    /// last message the client has, first queues for it the messages
+    /// after that one still in the replay buffer (under the same lock as
+    /// publishing: none missed, none twice). An id not in the buffer
+    /// queues nothing. The replay goes through the connection's queue,
+    /// so it counts toward REALTIME_SEND_QUEUE: at most what the queue
+    /// has room for is replayed (the newest).
+    fn join(&self, connection: &Connection, name: &str, after: Option<&str>) -> Vec<Member> {
         let mut topics = self.topics();
         let key: Arc<str> = match topics.get_key_value(name) {
             Some((k, _)) => Arc::clone(k),
@@ -501,6 +518,19 @@ impl Hub {
                 overflow: Arc::clone(&connection.overflow),
             },
         );
+        if let Some(last) = after {
+            if let Some(i) = topic
+                .replay
+                .iter()
+                .position(|d| d.id.as_deref() == Some(last))
+            {
+                let missed = topic.replay.len() - i - 1;
+                let skip = missed.saturating_sub(connection.tx.capacity());
+                for d in topic.replay.iter().skip(i + 1 + skip) {
+                    let _ = connection.tx.try_send(d.clone());
+                }
+            }
+        }
         let members = topic.members();
         drop(topics);
         if first_here {
@@ -574,6 +604,7 @@ impl Hub {
                     id: Some(Arc::from(id)),
                     text: Text::from(json.to_owned()),
                     cbor: Arc::default(),
+                    sse: Arc::default(),
                 },
                 false,
             ),
@@ -795,11 +826,28 @@ impl Connection {
     /// # Errors
     /// A bad topic name.
     pub fn join(&mut self, topic: &str) -> Result<Vec<Member>, NameError> {
+        self.join_after(topic, None)
+    }
+
+    /// [`join`](Self::join), and first queues the messages of `topic`
+    /// published after the one with id `last` (a client that resumes, as
+    /// SSE's `Last-Event-ID`), if that one is still in the replay buffer;
+    /// an unknown or too old id replays nothing: the connection starts
+    /// now. The replay is queued like any message, so it counts toward
+    /// `REALTIME_SEND_QUEUE` (at most the newest that fit are replayed).
+    ///
+    /// # Errors
+    /// A bad topic name.
+    pub fn join_after(
+        &mut self,
+        topic: &str,
+        last: Option<&str>,
+    ) -> Result<Vec<Member>, NameError> {
         check_name("topic", topic)?;
         if self.topics.iter().any(|t| t == topic) {
             return Ok(self.hub.presence(topic));
         }
-        let members = self.hub.join(self, topic);
+        let members = self.hub.join(self, topic, last);
         self.topics.push(topic.to_owned());
         Ok(members)
     }

@@ -151,9 +151,17 @@ mod tests {
 ///
 /// | variable | default |
 /// |---|---|
-/// | `REALTIME_REPLAY` | `100` messages per topic kept for SSE clients that resume with `Last-Event-ID` |
+/// | `REALTIME_REPLAY` | `100` messages per topic kept for SSE clients that resume with `Last-Event-ID` ... |
+/// | `REALTIME_REPLAY_BYTES` | ... and `1048576` bytes (their JSON) at most: the oldest go first; a larger message is not kept |
 /// | `REALTIME_KEEP_ALIVE` | `15s`: an SSE comment this often keeps proxies from closing a quiet stream |
 /// | `REALTIME_PRESENCE_INTERVAL` | `10s`: each process re-announces who it holds; a process silent for 3 intervals is gone |
+///
+/// The replay buffer holds each message once, shared with every stream
+/// that replays it (its SSE form is made once too, beside its JSON: a
+/// topic holds about twice `REALTIME_REPLAY_BYTES` at most). A resume
+/// goes through the stream's queue, so it counts toward
+/// `REALTIME_SEND_QUEUE`; a `Last-Event-ID` that is not in the buffer
+/// (unknown, or too old) replays nothing: the stream starts now.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, try_from = "RawRealtime")]
 pub struct Realtime {
@@ -162,6 +170,7 @@ pub struct Realtime {
     pub(crate) send_queue: usize,
     pub(crate) slow_consumer: SlowConsumer,
     pub(crate) replay: usize,
+    pub(crate) replay_bytes: usize,
     pub(crate) keep_alive: Duration,
     pub(crate) presence_interval: Duration,
     pub(crate) hub: std::sync::OnceLock<crate::Hub>,
@@ -215,6 +224,8 @@ struct RawRealtime {
     slow_consumer: Option<String>,
     #[serde(default = "replay")]
     replay: usize,
+    #[serde(default = "replay_bytes")]
+    replay_bytes: usize,
     #[serde(default = "keep_alive", deserialize_with = "tern::settings::duration")]
     keep_alive: Duration,
     #[serde(default = "presence", deserialize_with = "tern::settings::duration")]
@@ -229,6 +240,9 @@ fn send_queue() -> usize {
 }
 fn replay() -> usize {
     100
+}
+fn replay_bytes() -> usize {
+    1024 * 1024
 }
 fn keep_alive() -> Duration {
     Duration::from_secs(15)
@@ -310,6 +324,7 @@ impl TryFrom<RawRealtime> for Realtime {
             send_queue: raw.send_queue,
             slow_consumer,
             replay: raw.replay,
+            replay_bytes: raw.replay_bytes,
             keep_alive: raw.keep_alive,
             presence_interval: raw.presence_interval.max(Duration::from_millis(50)),
             hub: std::sync::OnceLock::new(),
@@ -325,6 +340,7 @@ impl Default for Realtime {
             send_queue: send_queue(),
             slow_consumer: SlowConsumer::Close,
             replay: replay(),
+            replay_bytes: replay_bytes(),
             keep_alive: keep_alive(),
             presence_interval: presence(),
             hub: std::sync::OnceLock::new(),

@@ -97,7 +97,9 @@ impl Event {
     }
 }
 
-fn delivery_event(d: &Delivery) -> Bytes {
+/// `d` as one event: its id, its event name, and the envelope's JSON as
+/// `data` (made once per message: [`Delivery::sse`]).
+pub(crate) fn frame(d: &Delivery) -> Bytes {
     // The envelope's JSON is one line (serde_json escapes line breaks).
     let mut out = String::with_capacity(d.text().len() + 48);
     if let Some(id) = d.id() {
@@ -110,8 +112,6 @@ fn delivery_event(d: &Delivery) -> Bytes {
 }
 
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
-
-type Replayed = std::collections::HashSet<std::sync::Arc<str>>;
 
 /// A request for an event stream: its `Last-Event-ID`, and the server's
 /// drain, which ends the stream (the browser reconnects elsewhere or
@@ -193,54 +193,55 @@ impl EventStream {
     /// Answers with the messages of `topics` on `hub` as they are
     /// published (the event's `id`, `event` and, as `data`, the
     /// envelope's JSON), first replaying what the client missed after its
-    /// `Last-Event-ID` (from the replay buffer of the first topic). A
-    /// client that falls `REALTIME_SEND_QUEUE` messages behind is ended
-    /// (policy `close`) and resumes when it reconnects. `member` appears
-    /// in the topics' presence while the stream lasts.
+    /// `Last-Event-ID` (from the replay buffer of the first topic).
+    ///
+    /// - Each message is formatted as an event once, and every stream and
+    ///   replay sends that one shared buffer ([`Delivery::sse`]).
+    /// - A `Last-Event-ID` that is not in the buffer (unknown, or older
+    ///   than what it keeps) replays nothing: the stream starts now. A
+    ///   40-byte request cannot ask for the whole buffer; a client that
+    ///   was away longer than the buffer reaches has lost messages either
+    ///   way.
+    /// - The replay is queued like live messages, so it counts toward
+    ///   `REALTIME_SEND_QUEUE`: a client that falls that many messages
+    ///   behind, replay included, is ended (policy `close`) and resumes
+    ///   when it reconnects.
+    ///
+    /// `member` appears in the topics' presence while the stream lasts.
     pub fn follow(self, hub: &Hub, topics: &[&str], member: Option<Member>) -> Response {
         let mut conn = hub.connect(member);
-        for topic in topics {
-            if let Err(e) = conn.join(topic) {
+        for (i, topic) in topics.iter().enumerate() {
+            let after = if i == 0 {
+                self.last_event_id.as_deref()
+            } else {
+                None
+            };
+            if let Err(e) = conn.join_after(topic, after) {
                 return tern::Problem::new(http::StatusCode::BAD_REQUEST)
                     .with_detail(e.to_string())
                     .into_response();
             }
         }
-        let missed: Vec<Delivery> = match topics.first() {
-            Some(first) => hub.replay_after(first, self.last_event_id.as_deref()),
-            None => Vec::new(),
-        };
-        // What the replay sends, the live queue may hold too (published
-        // between the join and the replay): sent once.
-        let replayed: std::collections::HashSet<std::sync::Arc<str>> =
-            missed.iter().filter_map(|d| d.id.clone()).collect();
-        let missed: Vec<Bytes> = missed.iter().map(delivery_event).collect();
         let EventStream {
             shutdown,
             keep_alive,
             ..
         } = self;
-        let replay = stream::iter(missed);
-        let live = stream::unfold(
-            Some((conn, shutdown, keep_alive, replayed)),
-            |state: Option<(Connection, Shutdown, Duration, Replayed)>| async move {
-                let (mut conn, shutdown, every, replayed) = state?;
-                loop {
-                    tokio::select! {
-                        biased;
-                        () = shutdown.signaled() => return None,
-                        d = conn.recv() => match d {
-                            Ok(d) if d.id.as_ref().is_some_and(|id| replayed.contains(id)) => continue,
-                            Ok(d) => return Some((delivery_event(&d), Some((conn, shutdown, every, replayed)))),
-                            // Fell behind: end; the client resumes from its last id.
-                            Err(_) => return None,
-                        },
-                        () = tokio::time::sleep(every) => return Some((Bytes::from_static(KEEP_ALIVE), Some((conn, shutdown, every, replayed)))),
-                    }
+        respond(stream::unfold(
+            (conn, shutdown, keep_alive),
+            |(mut conn, shutdown, every): (Connection, Shutdown, Duration)| async move {
+                tokio::select! {
+                    biased;
+                    () = shutdown.signaled() => None,
+                    d = conn.recv() => match d {
+                        Ok(d) => Some((d.sse().clone(), (conn, shutdown, every))),
+                        // Fell behind: end; the client resumes from its last id.
+                        Err(_) => None,
+                    },
+                    () = tokio::time::sleep(every) => Some((Bytes::from_static(KEEP_ALIVE), (conn, shutdown, every))),
                 }
             },
-        );
-        respond(replay.chain(live))
+        ))
     }
 }
 
