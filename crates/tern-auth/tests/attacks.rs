@@ -208,6 +208,7 @@ async fn a_parallel_burst_of_guesses_is_evaluated_at_most_the_limit() {
         server.user("bob", PASSWORD).await;
 
         let (evaluated, refused) = burst(&[server.addr], "ada", 40).await;
+        println!("{backend:?}: 40 parallel guesses, {evaluated} evaluated, {refused} refused");
         assert!(
             evaluated <= 10,
             "{backend:?}: {evaluated} of 40 parallel guesses were evaluated (limit 10)"
@@ -248,6 +249,7 @@ async fn a_parallel_burst_across_two_servers_sharing_redis() {
     a.user("ada", PASSWORD).await;
 
     let (evaluated, refused) = burst(&[a.addr, b.addr], "ada", 40).await;
+    println!("Redis, two servers: 40 parallel guesses, {evaluated} evaluated, {refused} refused");
     assert!(
         evaluated <= 10,
         "{evaluated} of 40 parallel guesses on two servers were evaluated (limit 10)"
