@@ -33,10 +33,7 @@ fn free_port() -> u16 {
 fn scratch(tag: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!(
-        "tern-attacks-{tag}-{}-{n}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("tern-attacks-{tag}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -129,7 +126,10 @@ impl Showcase {
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if let Ok(res) = request(port, "GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n") {
+            if let Ok(res) = request(
+                port,
+                "GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+            ) {
                 if res.starts_with("HTTP/1.1 200") {
                     break;
                 }
@@ -225,7 +225,8 @@ pub(crate) fn cookie(res: &str, name: &str) -> Option<String> {
             return None;
         }
         let pair = v.trim().split(';').next()?.trim();
-        pair.starts_with(&format!("{name}=")).then(|| pair.to_owned())
+        pair.starts_with(&format!("{name}="))
+            .then(|| pair.to_owned())
     })
 }
 

@@ -4,7 +4,9 @@
 use super::harness::*;
 
 fn form_post(s: &Showcase, path: &str, cookie: Option<&str>, body: &str) -> String {
-    let cookie = cookie.map(|c| format!("Cookie: {c}\r\n")).unwrap_or_default();
+    let cookie = cookie
+        .map(|c| format!("Cookie: {c}\r\n"))
+        .unwrap_or_default();
     s.raw(&format!(
         "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\
          Origin: http://127.0.0.1:{port}\r\nReferer: http://127.0.0.1:{port}/login\r\n\
@@ -16,7 +18,9 @@ fn form_post(s: &Showcase, path: &str, cookie: Option<&str>, body: &str) -> Stri
 }
 
 fn get(s: &Showcase, path: &str, cookie: Option<&str>) -> String {
-    let cookie = cookie.map(|c| format!("Cookie: {c}\r\n")).unwrap_or_default();
+    let cookie = cookie
+        .map(|c| format!("Cookie: {c}\r\n"))
+        .unwrap_or_default();
     s.raw(&format!(
         "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
          Accept: text/html\r\n{cookie}\r\n"
@@ -39,7 +43,10 @@ fn the_login_page_works_without_scripts_and_never_puts_the_password_in_a_url() {
         html.contains(r#"<form id="login" method="post" action="/auth/login?next=/notes">"#),
         "{html}"
     );
-    assert!(!html.contains("<script") && !html.contains("<style"), "{html}");
+    assert!(
+        !html.contains("<script") && !html.contains("<style"),
+        "{html}"
+    );
 
     // A wrong password: back to the form with a fixed word, the
     // password nowhere in the answer.
@@ -84,14 +91,19 @@ fn the_login_page_works_without_scripts_and_never_puts_the_password_in_a_url() {
     let notes = get(&s, "/notes", Some(&session));
     let html = body(&notes);
     assert!(html.contains("Logged in as <b>admin</b>"), "{html}");
-    assert!(!html.contains("<script") && !html.contains("<style"), "{html}");
+    assert!(
+        !html.contains("<script") && !html.contains("<style"),
+        "{html}"
+    );
     let csrf = html
         .split(r#"name="csrf_token" value=""#)
         .nth(1)
         .and_then(|r| r.split('"').next())
         .unwrap()
         .to_owned();
-    assert!(html.contains(r#"<form id="logout" class="inline" method="post" action="/auth/logout?next=/notes">"#));
+    assert!(html.contains(
+        r#"<form id="logout" class="inline" method="post" action="/auth/logout?next=/notes">"#
+    ));
     // Without its token the logout is refused (403), with it: to `next`.
     let refused = form_post(&s, "/auth/logout?next=/notes", Some(&session), "");
     assert_eq!(status(&refused), 403, "{refused}");
@@ -148,11 +160,11 @@ fn a_nul_in_a_note_is_a_422_on_every_backend() {
             .and_then(|r| r.split('"').next())
             .unwrap()
             .to_owned();
+        let form = format!("csrf_token={}&text=a%00b", form_encode(&csrf));
         let res = s.raw(&format!(
             "POST /notes HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nCookie: {session}\r\n\
-             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{}",
-            format!("csrf_token={}&text=a%00b", form_encode(&csrf)).len(),
-            format!("csrf_token={}&text=a%00b", form_encode(&csrf)),
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n{form}",
+            form.len(),
         ));
         assert_eq!(status(&res), 422, "{url:?}: {res}");
         assert!(
