@@ -208,11 +208,11 @@ impl Nginx {
                server {{\n    listen 127.0.0.1:{port};\n\
                  location /chat/socket {{\n      proxy_pass http://tern;\n      proxy_http_version 1.1;\n\
                    proxy_set_header Host $http_host;\n      proxy_set_header Upgrade $http_upgrade;\n\
-                   proxy_set_header Connection \"upgrade\";\n      proxy_read_timeout 120s;\n    }}\n\
+                   proxy_set_header Connection \"upgrade\";\n      proxy_set_header X-Forwarded-Proto $scheme;\n      proxy_read_timeout 120s;\n    }}\n\
                  location / {{\n\
                    proxy_pass http://tern;\n      proxy_http_version 1.1;\n\
                    proxy_set_header Host $http_host;\n\
-                   proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n    }}\n  }}\n}}\n"
+                   proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n      proxy_set_header X-Forwarded-Proto $scheme;\n    }}\n  }}\n}}\n"
         );
         let path = dir.join("nginx.conf");
         std::fs::write(&path, conf).unwrap();
