@@ -23,10 +23,16 @@
 //! (RFC 8949) in binary messages. Each message is encoded in CBOR once,
 //! for every CBOR client of the process, beside its one JSON encoding.
 //!
-//! **Limits.** A connection publishes at most
+//! **Limits.** A member publishes at most
 //! [`publish_rate`](Channels::publish_rate) messages a second (20 by
-//! default, in bursts of up to 40); past that a `publish` is answered
-//! with an error and dropped. It joins at most [`MAX_TOPICS`] topics.
+//! default, in bursts of up to 40), however many sockets it holds, and so
+//! do all the sockets of one client address together
+//! ([`address_rate`](Channels::address_rate), the same by default; an
+//! IPv6 address counts by its /64): twenty guest names from one address
+//! publish no more than one. An anonymous socket whose address is not
+//! known has a budget of its own. Past that a `publish` is answered with
+//! an error and dropped. The budgets are per process. A connection joins
+//! at most [`MAX_TOPICS`] topics.
 //! A client that falls behind is handled as `REALTIME_SLOW_CONSUMER`
 //! says (closed with `1008`, or skipped).
 //!
@@ -37,6 +43,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::{
+    budget::{address_key, Bucket},
     close_code,
     hub::{check_name, Connection, Overflowed},
     Hub, Member, Message, WebSocket,
@@ -80,28 +87,6 @@ impl Format {
     }
 }
 
-/// A token bucket: `rate` a second, up to `burst` at once.
-#[derive(Debug)]
-struct Bucket {
-    tokens: f64,
-    last: tokio::time::Instant,
-}
-
-impl Bucket {
-    fn take(&mut self, rate: u32, burst: u32) -> bool {
-        let now = tokio::time::Instant::now();
-        let gained = now.duration_since(self.last).as_secs_f64() * f64::from(rate);
-        self.tokens = (self.tokens + gained).min(f64::from(burst));
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
 /// What a client asks to do in a topic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -120,6 +105,25 @@ pub struct Channels {
     authorize: Arc<Authorize>,
     rate: u32,
     burst: u32,
+    address: Option<(u32, u32)>,
+}
+
+/// Whose budgets a connection's publishes spend.
+struct Spender {
+    /// The member's and the address's buckets in the hub.
+    shared: Vec<(String, u32, u32)>,
+    /// Its own, when it has neither.
+    own: Bucket,
+}
+
+impl Spender {
+    fn take(&mut self, hub: &Hub) -> bool {
+        if self.shared.is_empty() {
+            self.own.take()
+        } else {
+            hub.inner.budgets.take(&self.shared)
+        }
+    }
 }
 
 impl std::fmt::Debug for Channels {
@@ -164,15 +168,27 @@ impl Channels {
             authorize: Arc::new(|member, _, _| member.is_some()),
             rate: 20,
             burst: 40,
+            address: None,
         }
     }
 
-    /// At most `per_second` publishes a second per connection, in bursts
-    /// of up to `burst` (default 20 and 40). Past that, a `publish` is
-    /// answered with an error and dropped.
+    /// At most `per_second` publishes a second per member (all its
+    /// sockets together; an anonymous socket on its own), in bursts of up
+    /// to `burst` (default 20 and 40). Past that, a `publish` is answered
+    /// with an error and dropped.
     pub fn publish_rate(mut self, per_second: u32, burst: u32) -> Self {
         self.rate = per_second;
         self.burst = burst.max(1);
+        self
+    }
+
+    /// At most `per_second` publishes a second from one client address
+    /// (all its sockets and members together), in bursts of up to
+    /// `burst`; by default the same as [`publish_rate`](Self::publish_rate).
+    /// Raise it when many people share an address (one office behind
+    /// NAT).
+    pub fn address_rate(mut self, per_second: u32, burst: u32) -> Self {
+        self.address = Some((per_second, burst.max(1)));
         self
     }
 
@@ -193,11 +209,19 @@ impl Channels {
         } else {
             Format::Json
         };
-        let mut conn = self.hub.connect(member);
-        let mut bucket = Bucket {
-            tokens: f64::from(self.burst),
-            last: tokio::time::Instant::now(),
+        let (address_rate, address_burst) = self.address.unwrap_or((self.rate, self.burst));
+        let mut shared = Vec::new();
+        if let Some(m) = &member {
+            shared.push((format!("member:{}", m.id), self.rate, self.burst));
+        }
+        if let Some(ip) = socket.client_ip() {
+            shared.push((address_key(ip), address_rate, address_burst));
+        }
+        let mut bucket = Spender {
+            shared,
+            own: Bucket::new(self.rate, self.burst),
         };
+        let mut conn = self.hub.connect(member);
         let mut batch = Vec::new();
         loop {
             let answer = tokio::select! {
@@ -257,7 +281,7 @@ impl Channels {
         conn: &mut Connection,
         format: Format,
         message: &Message,
-        bucket: &mut Bucket,
+        bucket: &mut Spender,
     ) -> Option<serde_json::Value> {
         let parsed = match (format, message) {
             (Format::Json, Message::Text(text)) => {
@@ -324,11 +348,12 @@ impl Channels {
                 if event.starts_with("presence.") {
                     return Some(error(Some(topic), "`presence.` events are the server's"));
                 }
-                if !bucket.take(self.rate, self.burst) {
+                if !bucket.take(&self.hub) {
                     return Some(error(
                         Some(topic),
                         &format!(
-                            "publishing too fast: at most {} messages a second (bursts of {}); this one was dropped",
+                            "publishing too fast: at most {} messages a second (bursts of {}) per \
+                             member and per address, across sockets; this one was dropped",
                             self.rate, self.burst
                         ),
                     ));

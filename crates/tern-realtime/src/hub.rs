@@ -259,6 +259,8 @@ pub(crate) struct Inner {
     replay_bytes: usize,
     presence_interval: Duration,
     counters: Counters,
+    /// Publish budgets shared by connections (per member, per address).
+    pub(crate) budgets: crate::budget::Budgets,
 }
 
 /// Topics, presence and fan-out; see the [module](self). Cheap to clone.
@@ -301,6 +303,7 @@ impl Hub {
             replay_bytes: settings.replay_bytes,
             presence_interval: settings.presence_interval,
             counters: Counters::default(),
+            budgets: crate::budget::Budgets::default(),
         });
         tokio::spawn(upkeep(Arc::downgrade(&inner)));
         Hub { inner }
@@ -763,6 +766,7 @@ async fn upkeep(hub: Weak<Inner>) {
         let hub = Hub { inner };
         hub.announce(None);
         hub.sweep();
+        hub.inner.budgets.sweep();
     }
 }
 

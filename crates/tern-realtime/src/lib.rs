@@ -88,6 +88,7 @@
 //! - **Tests**: [`testing::WebSocketClient`] opens sockets on
 //!   `tern::test::TestClient` without a port.
 
+mod budget;
 mod bus;
 pub mod channels;
 pub mod hub;

@@ -18,10 +18,16 @@ use serde::Deserialize;
 /// | `WEBSOCKET_CLOSE_TIMEOUT` | `5s`: how long a close waits for the client's answer |
 /// | `WEBSOCKET_SEND_BUFFER` | `65536` bytes: the kernel's send buffer per socket (`SO_SNDBUF`; `0` leaves Linux's autotuning, up to 4 MiB): what a client that stops reading can pin in the kernel before its queue (`REALTIME_SEND_QUEUE`) fills |
 ///
-/// A browser's handshake from another site (an `Origin` that is neither
-/// this host nor listed) is refused with `403`, in production and in
-/// development: that is cross-site WebSocket hijacking. Clients that send
-/// no `Origin` (not browsers) are not subject to it.
+/// A browser's handshake from another origin (an `Origin` that is not
+/// listed and differs from the request's in scheme, host or port; a port
+/// left out is the scheme's default) is refused with `403`, in production
+/// and in development: that is cross-site WebSocket hijacking, and
+/// `https://` against a plain-HTTP server is another origin too. The
+/// request's scheme is HTTP/2's `:scheme`, else a proxy's
+/// `X-Forwarded-Proto` (or `Forwarded: proto=`), else `https` when
+/// `TERN_TLS_CERT` is set, else `http`: behind a TLS proxy, have it send
+/// `X-Forwarded-Proto`. Clients that send no `Origin` (not browsers) are
+/// not subject to it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WebSockets {
@@ -73,8 +79,11 @@ impl Default for WebSockets {
 
 impl WebSockets {
     /// Whether a page of `origin` (an `Origin` header's value) may open a
-    /// socket on `host` (the request's host, with its port if it has one).
-    pub(crate) fn origin_allowed(&self, origin: &str, host: &str) -> bool {
+    /// socket on `host` (the request's host, with its port if it has one)
+    /// reached over `scheme` (`http` or `https`): listed, or the same
+    /// origin, scheme, host and port compared (a port left out is the
+    /// scheme's default).
+    pub(crate) fn origin_allowed(&self, origin: &str, scheme: &str, host: &str) -> bool {
         let origin = origin.trim();
         if self
             .origins
@@ -83,22 +92,50 @@ impl WebSockets {
         {
             return true;
         }
-        // Same site: the origin's authority is the host the client asked
-        // for (a default port written on one side only still matches).
-        let (authority, default_port) = if let Some(a) = origin.strip_prefix("https://") {
-            (a, ":443")
-        } else if let Some(a) = origin.strip_prefix("http://") {
-            (a, ":80")
-        } else {
+        let Some((theirs, authority)) = origin.split_once("://") else {
             return false;
         };
-        let plain = |s: &'_ str| -> String {
-            s.strip_suffix(default_port)
-                .unwrap_or(s)
-                .to_ascii_lowercase()
-        };
-        plain(authority) == plain(host)
+        let theirs = theirs.to_ascii_lowercase();
+        let scheme = scheme.to_ascii_lowercase();
+        if theirs != scheme {
+            return false;
+        }
+        match (endpoint(authority, &theirs), endpoint(host, &scheme)) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }
     }
+}
+
+/// `host[:port]` as (the host in lower case, the port or the scheme's
+/// default); `None` for anything else (a path, user info, a bad port).
+fn endpoint(authority: &str, scheme: &str) -> Option<(String, u16)> {
+    let default = match scheme {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let (host, port) = if authority.starts_with('[') {
+        let end = authority.find(']')?;
+        (&authority[..=end], &authority[end + 1..])
+    } else {
+        match authority.rfind(':') {
+            Some(i) => (&authority[..i], &authority[i..]),
+            None => (authority, ""),
+        }
+    };
+    let port = match port.strip_prefix(':') {
+        None if port.is_empty() => default,
+        Some(p) if !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()) => {
+            p.parse().ok()?
+        }
+        _ => return None,
+    };
+    let ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._[]:".contains(&b));
+    ok.then(|| (host.to_ascii_lowercase(), port))
 }
 
 #[cfg(test)]
@@ -108,26 +145,41 @@ mod tests {
     #[test]
     fn origins() {
         let s = WebSockets::default();
-        assert!(s.origin_allowed("http://localhost:8080", "localhost:8080"));
-        assert!(s.origin_allowed("https://Example.com", "example.com"));
-        assert!(s.origin_allowed("https://example.com", "example.com:443"));
-        assert!(s.origin_allowed("http://example.com:80", "example.com"));
-        assert!(!s.origin_allowed("https://example.com", "example.com:80"));
-        assert!(!s.origin_allowed("https://evil.example", "example.com"));
-        assert!(!s.origin_allowed("https://example.com.evil", "example.com"));
-        assert!(!s.origin_allowed("null", "example.com"));
-        assert!(!s.origin_allowed("http://localhost:8081", "localhost:8080"));
+        let http = |o, h| s.origin_allowed(o, "http", h);
+        let https = |o, h| s.origin_allowed(o, "https", h);
+        assert!(http("http://localhost:8080", "localhost:8080"));
+        assert!(https("https://Example.com", "example.com"));
+        assert!(https("https://example.com", "example.com:443"));
+        assert!(http("http://example.com:80", "example.com"));
+        assert!(!https("https://example.com", "example.com:80"));
+        assert!(!https("https://evil.example", "example.com"));
+        assert!(!https("https://example.com.evil", "example.com"));
+        assert!(!https("null", "example.com"));
+        assert!(!http("http://localhost:8081", "localhost:8080"));
+        // The scheme counts: the same host and port over the other one is
+        // another origin.
+        assert!(!http("https://localhost:8080", "localhost:8080"));
+        assert!(!https("http://localhost:8080", "localhost:8080"));
+        assert!(!http("https://example.com:80", "example.com"));
+        assert!(!http("ws://localhost:8080", "localhost:8080"));
+        // No path, user info or junk in an origin.
+        assert!(!http("http://localhost:8080/", "localhost:8080"));
+        assert!(!http("http://a@localhost:8080", "localhost:8080"));
+        assert!(!http("http://localhost:8080@evil", "localhost:8080"));
+        assert!(!http("http://localhost:", "localhost"));
+        assert!(http("http://[::1]:8080", "[::1]:8080"));
+        assert!(!http("http://[::1]:8081", "[::1]:8080"));
         let listed = WebSockets {
             origins: vec!["https://app.example.com".to_owned()],
             ..WebSockets::default()
         };
-        assert!(listed.origin_allowed("https://app.example.com", "api.example.com"));
-        assert!(!listed.origin_allowed("https://other.example.com", "api.example.com"));
+        assert!(listed.origin_allowed("https://app.example.com", "http", "api.example.com"));
+        assert!(!listed.origin_allowed("https://other.example.com", "https", "api.example.com"));
         let any = WebSockets {
             origins: vec!["*".to_owned()],
             ..WebSockets::default()
         };
-        assert!(any.origin_allowed("https://anywhere.example", "example.com"));
+        assert!(any.origin_allowed("https://anywhere.example", "http", "example.com"));
     }
 }
 

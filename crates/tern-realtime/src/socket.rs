@@ -281,6 +281,7 @@ pub struct WebSocket {
     shutdown: Shutdown,
     state: State,
     protocol: Option<String>,
+    client_ip: Option<std::net::IpAddr>,
     closed_by_client: Option<(u16, String)>,
     _guard: DrainGuard,
 }
@@ -301,6 +302,7 @@ impl WebSocket {
         shutdown: Shutdown,
         guard: DrainGuard,
         protocol: Option<String>,
+        client_ip: Option<std::net::IpAddr>,
     ) -> Self {
         let every = settings.ping_interval.max(Duration::from_millis(10));
         let mut ping = tokio::time::interval_at(Instant::now() + every, every);
@@ -312,6 +314,7 @@ impl WebSocket {
             shutdown,
             state: State::Open,
             protocol,
+            client_ip,
             closed_by_client: None,
             _guard: guard,
         }
@@ -320,6 +323,14 @@ impl WebSocket {
     /// The subprotocol agreed in the handshake.
     pub fn protocol(&self) -> Option<&str> {
         self.protocol.as_deref()
+    }
+
+    /// The client's address, as [`tern::extract::ClientIp`] gives it (a
+    /// trusted proxy's header, else the peer's): what
+    /// [`Channels`](crate::Channels) shares a publish budget by. `None`
+    /// when the server does not know it.
+    pub fn client_ip(&self) -> Option<std::net::IpAddr> {
+        self.client_ip
     }
 
     /// The code and reason the client closed with, once it has.

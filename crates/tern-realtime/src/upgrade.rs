@@ -5,7 +5,7 @@ use std::{future::Future, sync::Arc};
 
 use http::{header, request::Parts, HeaderMap, HeaderValue, StatusCode};
 use tern::{
-    extract::{FromRequestParts, Host},
+    extract::{ClientIp, FromRequestParts, Host},
     settings::Settings,
     IntoResponse, Problem, Response, Shutdown,
 };
@@ -29,7 +29,7 @@ use crate::{settings::WebSockets, WebSocket};
 /// | no `Upgrade: websocket` or `Connection: upgrade` | `426`, `Upgrade: websocket` |
 /// | `Sec-WebSocket-Version` other than `13` | `426`, `Sec-WebSocket-Version: 13` |
 /// | no valid `Sec-WebSocket-Key` | `400` |
-/// | an `Origin` of another site, not in `WEBSOCKET_ORIGINS` | `403` |
+/// | an `Origin` other than this server's own (scheme, host and port compared), not in `WEBSOCKET_ORIGINS` | `403` |
 /// | an extended `CONNECT` for another protocol | `400` |
 /// | an in-process request ([`TestClient::send`](tern::test::TestRequest::send)), or HTTP/2 without extended `CONNECT` | `426` |
 ///
@@ -42,6 +42,7 @@ pub struct WebSocketUpgrade {
     protocol: Option<HeaderValue>,
     settings: Arc<WebSockets>,
     shutdown: Shutdown,
+    client_ip: Option<std::net::IpAddr>,
 }
 
 impl std::fmt::Debug for WebSocketUpgrade {
@@ -80,6 +81,56 @@ fn valid_key(key: &[u8]) -> bool {
         && key[..22]
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
+}
+
+/// The scheme the client reached this server with, for the `Origin`
+/// check: the URI's (HTTP/2's `:scheme`, or an absolute-form target);
+/// else what the proxy in front says (the last `X-Forwarded-Proto`, or
+/// `proto=` of the last `Forwarded`); else `https` when this process
+/// serves TLS itself (`TERN_TLS_CERT` in its environment), else `http`.
+///
+/// The proxy's word is taken from any peer: the check protects browsers'
+/// users from other sites' pages, and a browser never lets a page set
+/// those headers on a WebSocket handshake (a client that is not a browser
+/// can send any `Origin` anyway).
+fn request_scheme(parts: &Parts) -> &'static str {
+    let named = |s: &str| match s.trim().to_ascii_lowercase().as_str() {
+        "https" | "wss" => Some("https"),
+        "http" | "ws" => Some("http"),
+        _ => None,
+    };
+    if let Some(s) = parts.uri.scheme_str().and_then(named) {
+        return s;
+    }
+    let last = |name: &str| {
+        parts
+            .headers
+            .get_all(name)
+            .iter()
+            .next_back()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .map(str::to_owned)
+    };
+    if let Some(s) = last("x-forwarded-proto").as_deref().and_then(named) {
+        return s;
+    }
+    if let Some(s) = last("forwarded").and_then(|f| {
+        f.split(';').find_map(|pair| {
+            let (k, v) = pair.split_once('=')?;
+            k.trim()
+                .eq_ignore_ascii_case("proto")
+                .then(|| named(v.trim_matches('"')))?
+        })
+    }) {
+        return s;
+    }
+    static OWN_TLS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *OWN_TLS.get_or_init(|| std::env::var_os("TERN_TLS_CERT").is_some()) {
+        "https"
+    } else {
+        "http"
+    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
@@ -156,14 +207,16 @@ impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
                 .await
                 .map(|h| h.0)
                 .unwrap_or_default();
+            let scheme = request_scheme(parts);
             let allowed = origin
                 .to_str()
-                .is_ok_and(|o| settings.origin_allowed(o, &host));
+                .is_ok_and(|o| settings.origin_allowed(o, scheme, &host));
             if !allowed {
                 return Err(refuse(
                     StatusCode::FORBIDDEN,
                     "the page that opens this WebSocket is from another site: its `Origin` is \
-                     neither this host nor in WEBSOCKET_ORIGINS",
+                     neither this server's own (scheme, host and port) nor in WEBSOCKET_ORIGINS \
+                     (behind a TLS proxy, have it send `X-Forwarded-Proto: https`)",
                     None,
                 ));
             }
@@ -179,6 +232,10 @@ impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
         let shutdown = Shutdown::from_request_parts(parts, &())
             .await
             .map_err(IntoResponse::into_response)?;
+        let client_ip = ClientIp::from_request_parts(parts, &())
+            .await
+            .ok()
+            .map(|ClientIp(ip)| ip);
         Ok(WebSocketUpgrade {
             on_upgrade: on_upgrade.idle_timeout(settings.idle_timeout),
             accept,
@@ -186,6 +243,7 @@ impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
             protocol: None,
             settings,
             shutdown,
+            client_ip,
         })
     }
 }
@@ -234,6 +292,7 @@ impl WebSocketUpgrade {
             protocol,
             settings,
             shutdown,
+            client_ip,
             ..
         } = self;
         let guard = shutdown.guard();
@@ -260,7 +319,7 @@ impl WebSocketUpgrade {
                 Some(crate::socket::config(&settings)),
             )
             .await;
-            let socket = WebSocket::new(stream, settings, shutdown, guard, chosen);
+            let socket = WebSocket::new(stream, settings, shutdown, guard, chosen, client_ip);
             callback(socket).await;
         });
         let mut res = match accept {

@@ -10,11 +10,13 @@ mod common;
 use std::{net::SocketAddr, time::Duration};
 
 use common::*;
+use futures_util::StreamExt;
 use serde_json::json;
 use tokio::{
-    io::AsyncWriteExt,
+    io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpSocket, TcpStream},
 };
+use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest};
 
 /// The messages published so far on `news` have these ids.
 fn publish(server: &Server, n: usize, size: usize) -> Vec<String> {
@@ -148,4 +150,155 @@ async fn silent_replays_share_the_buffer_and_cost_little_memory() {
         after.saturating_sub(before) < 8 * 1024,
         "after they closed: {before} -> {after} KiB"
     );
+}
+
+/// A channel socket from `from` (a loopback address) as `user`.
+async fn connect_from(server: SocketAddr, from: &str, user: &str) -> Ws {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind(format!("{from}:0").parse().unwrap()).unwrap();
+    let stream = socket.connect(server).await.unwrap();
+    let request = format!("ws://{server}/socket?user={user}")
+        .into_client_request()
+        .unwrap();
+    tokio_tungstenite::client_async(request, tokio_tungstenite::MaybeTlsStream::Plain(stream))
+        .await
+        .unwrap()
+        .0
+}
+
+/// What `reader` receives of `room:1` within 1.5 s.
+async fn delivered(reader: &mut Ws) -> usize {
+    let mut n = 0;
+    while let Ok(Some(Ok(tungstenite::Message::Text(t)))) =
+        tokio::time::timeout(Duration::from_millis(1500), reader.next()).await
+    {
+        if t.as_str().contains(r#""event":"m""#) {
+            n += 1;
+        }
+    }
+    n
+}
+
+async fn burst(sockets: &mut [Ws], each: usize) {
+    for ws in sockets {
+        for i in 0..each {
+            send(
+                ws,
+                json!({"op": "publish", "topic": "room:1", "event": "m", "data": i}),
+            )
+            .await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sockets_of_one_address_or_one_member_share_the_publish_budget() {
+    let server = start(&[]).await;
+    let mut reader = connect_from(server.addr, "127.0.0.9", "reader").await;
+    join(&mut reader, "room:1").await;
+
+    // 20 members on one address, 40 each at once: one burst in all.
+    let mut crowd = Vec::new();
+    for i in 0..20 {
+        crowd.push(connect_from(server.addr, "127.0.0.1", &format!("guest{i}")).await);
+    }
+    burst(&mut crowd, 40).await;
+    let got = delivered(&mut reader).await;
+    assert!((40..=50).contains(&got), "one address published {got}");
+
+    // Another address has a budget of its own.
+    let mut other = vec![connect_from(server.addr, "127.0.0.2", "carol").await];
+    burst(&mut other, 40).await;
+    assert_eq!(delivered(&mut reader).await, 40);
+
+    // One member on two addresses: one budget.
+    let mut ada = vec![
+        connect_from(server.addr, "127.0.0.3", "ada").await,
+        connect_from(server.addr, "127.0.0.4", "ada").await,
+    ];
+    burst(&mut ada, 40).await;
+    let got = delivered(&mut reader).await;
+    assert!((40..=45).contains(&got), "one member published {got}");
+    // The refused were told why (on either socket: their commands
+    // interleave).
+    let mut told = 0;
+    for ws in &mut ada {
+        while let Ok(Some(Ok(tungstenite::Message::Text(t)))) =
+            tokio::time::timeout(Duration::from_millis(300), ws.next()).await
+        {
+            if t.as_str().contains("publishing too fast") {
+                told += 1;
+            }
+        }
+    }
+    assert_eq!(told + got, 80);
+}
+
+fn handshake(addr: SocketAddr, extra: &str) -> String {
+    format!(
+        "GET /socket HTTP/1.1\r\nHost: {addr}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n{extra}\r\n"
+    )
+}
+
+async fn raw(addr: SocketAddr, head: &str) -> String {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+#[tokio::test]
+async fn a_websocket_origin_is_compared_by_scheme_host_and_port() {
+    let server = start(&[]).await;
+    let addr = server.addr;
+    let port = addr.port();
+    for (extra, status) in [
+        // This plain-HTTP server: only http://host:port is its origin.
+        (format!("Origin: http://{addr}\r\n"), "101"),
+        (format!("Origin: HTTP://{addr}\r\n"), "101"),
+        (format!("Origin: https://{addr}\r\n"), "403"),
+        (format!("Origin: ws://{addr}\r\n"), "403"),
+        (format!("Origin: http://{addr}/\r\n"), "403"),
+        (format!("Origin: http://127.0.0.1:{}\r\n", port + 1), "403"),
+        // Behind a TLS proxy, which says so: https is the page's scheme.
+        (
+            format!("Origin: https://{addr}\r\nX-Forwarded-Proto: https\r\n"),
+            "101",
+        ),
+        (
+            format!("Origin: http://{addr}\r\nX-Forwarded-Proto: https\r\n"),
+            "403",
+        ),
+        (
+            format!("Origin: https://{addr}\r\nForwarded: for=1.2.3.4;proto=https\r\n"),
+            "101",
+        ),
+    ] {
+        let answer = raw(addr, &handshake(addr, &extra)).await;
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{extra}: {answer}"
+        );
+    }
+    // Default ports: `https://host` is `https://host:443`.
+    let head = "GET /socket HTTP/1.1\r\nHost: example.com\r\nConnection: Upgrade\r\n\
+                Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n\
+                Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nX-Forwarded-Proto: https\r\n";
+    for (origin, status) in [
+        ("https://example.com", "101"),
+        ("https://example.com:443", "101"),
+        ("https://example.com:8443", "403"),
+        ("http://example.com", "403"),
+    ] {
+        let answer = raw(addr, &format!("{head}Origin: {origin}\r\n\r\n")).await;
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{origin}: {answer}"
+        );
+    }
 }
