@@ -27,7 +27,9 @@ pub enum AuthError {
     BadRequest(String),
     /// The database's error.
     Data(DataError),
-    /// The session store (Redis) cannot be reached (`503`).
+    /// The session store (Redis) cannot be reached, or the password
+    /// hashers are busy (their queue is full, or a login waited past its
+    /// deadline): `503` with `Retry-After`.
     Unavailable(String),
     /// Hashing failed (`500`).
     Internal(String),
