@@ -1159,6 +1159,19 @@ fn prepare(
         }
         return Err(res);
     }
+    // A junk host (`a:80@b`, `a:80/x`) is never valid, in any
+    // environment: refused before the allow-list, so that no pattern, no
+    // `Host` extractor and no URL built from it ever sees one.
+    if let Err(detail) = crate::extract::check_host(req) {
+        let mut res = Problem::new(StatusCode::BAD_REQUEST)
+            .with_detail(detail)
+            .into_response();
+        if req.version() <= http::Version::HTTP_11 {
+            res.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        return Err(res);
+    }
     // The built-in health check answers whatever the host: orchestrators'
     // probes (Kubernetes) name the pod's address, not a public host, and
     // `ok` tells a forged host nothing (docs/configuration.md).

@@ -50,4 +50,4 @@ pub use state::{FromRef, State};
 pub use tern_core::extract::{FromRequest, FromRequestParts, Rejection};
 pub use typed_header::TypedHeader;
 
-pub(crate) use host::{host_of, strip_port};
+pub(crate) use host::{check_host, host_of, strip_port};
