@@ -419,19 +419,21 @@ impl Recv {
         frame: frame::Headers,
         stream: &mut store::Ptr,
     ) -> Result<(), Error> {
-        // Tern's patch (vendor/h2/TERN-PATCH.md): RFC 9113 §8.1 forbids
-        // pseudo-header fields in trailers, and §8.1.1 makes such a request
-        // malformed: a stream error PROTOCOL_ERROR. The decoder refuses a
-        // pseudo-header after a regular field; one first in the block
-        // reaches here and was dropped unchecked. Checked before the state
-        // moves to closed: a closed stream is not reset.
+        // Tern's patch (vendor/h2/TERN-PATCH.md): RFC 9113 §8.1 forbids pseudo-header fields in trailers, and
+        // §8.1.1 makes such a request malformed: a stream error
+        // PROTOCOL_ERROR. The decoder refuses a pseudo-header after a
+        // regular field; one first in the block reaches here and was
+        // dropped unchecked. Only for a stream still receiving: on a
+        // closed one, `recv_close` below answers as h2 always did (a
+        // closed stream is not reset, so a reset here would be silence).
         let pseudo = frame.pseudo();
-        if pseudo.method.is_some()
-            || pseudo.scheme.is_some()
-            || pseudo.authority.is_some()
-            || pseudo.path.is_some()
-            || pseudo.protocol.is_some()
-            || pseudo.status.is_some()
+        if stream.state.is_recv_streaming()
+            && (pseudo.method.is_some()
+                || pseudo.scheme.is_some()
+                || pseudo.authority.is_some()
+                || pseudo.path.is_some()
+                || pseudo.protocol.is_some()
+                || pseudo.status.is_some())
         {
             proto_err!(stream: "recv_trailers: pseudo-header fields in trailers; stream={:?};", stream.id);
             return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));

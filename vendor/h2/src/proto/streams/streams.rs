@@ -583,6 +583,18 @@ impl Inner {
                     Err(RecvHeaderBlockError::State(err)) => Err(err),
                 }
             } else {
+                // Tern's patch (vendor/h2/TERN-PATCH.md): a HEADERS frame
+                // on a stream the peer already ended (half-closed
+                // (remote)) is no trailer section at all: RFC 9113 §5.1
+                // makes it a stream error STREAM_CLOSED, whatever it
+                // carries (h2spec 5.1/6 sends a second request head
+                // there). Decided before the trailer checks, which would
+                // call it malformed trailers (PROTOCOL_ERROR).
+                if stream.state.is_recv_end_stream() && !stream.state.is_closed() {
+                    proto_err!(stream: "recv_headers: HEADERS on a half-closed (remote) stream; stream={:?}", stream.id);
+                    return Err(Error::library_reset(stream.id, Reason::STREAM_CLOSED));
+                }
+
                 if !frame.is_end_stream() {
                     // Receiving trailers that don't set EOS is a "malformed"
                     // message. Malformed messages are a stream error.
