@@ -1082,16 +1082,22 @@ impl Future for ResponseFuture {
 /// RFC 9112 rules hyper leaves to the server: an HTTP/1.1 request has
 /// exactly one `Host` (§3.2), and the only transfer coding served is a
 /// single `chunked` (§6.1: 501 for the others, rather than handing the app
-/// a body still in a coding it did not ask for); and a declared body
-/// larger than the limit is refused before it is read (413). One pass over
+/// a body still in a coding it did not ask for); a body in a content
+/// coding is refused (415, RFC 9110 §15.5.16) for the same reason; and a
+/// declared body larger than the limit is refused before it is read (413). One pass over
 /// the headers rather than a lookup per rule.
 #[allow(clippy::result_large_err)] // the error path is the rare one
 fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
     let (mut hosts, mut codings) = (0u32, 0u32);
     let mut coding = None;
     let mut length = None;
+    let mut content_coding = None;
     for (name, value) in req.headers() {
-        if name == header::HOST {
+        if name == header::CONTENT_ENCODING {
+            if content_coding.is_none() && !is_identity(value) {
+                content_coding = Some(value);
+            }
+        } else if name == header::HOST {
             hosts += 1;
         } else if name == header::TRANSFER_ENCODING {
             codings += 1;
@@ -1129,6 +1135,21 @@ fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
                 .with_detail("only `Transfer-Encoding: chunked` is supported; send the body chunked or with a `Content-Length`"));
         }
     }
+    // RFC 9110 §8.4.1, §15.5.16: Tern decodes no content coding, and a
+    // body read as if plain while it is `br` or `gzip` is a lie to the
+    // handler (and a way around every check of its bytes): 415, with
+    // `Accept-Encoding: identity` saying what is taken (`prepare`).
+    if let Some(value) = content_coding {
+        if !http_body::Body::is_end_stream(req.body()) {
+            let shown: String = String::from_utf8_lossy(value.as_bytes())
+                .chars()
+                .take(40)
+                .collect();
+            return Err(Problem::new(StatusCode::UNSUPPORTED_MEDIA_TYPE).with_detail(format!(
+                "the request body is in the content coding `{shown}` (Content-Encoding), which this server does not decode: send it without a Content-Encoding"
+            )));
+        }
+    }
     if let Some(len) = length {
         let len = len.to_str().ok().and_then(|s| s.parse::<u64>().ok());
         if len.is_some_and(|len| len > max_body) {
@@ -1137,6 +1158,16 @@ fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
         }
     }
     Ok(())
+}
+
+/// Whether a `Content-Encoding` value names no coding but `identity`
+/// (RFC 9110 §8.4.1: a list, in the order applied).
+fn is_identity(value: &HeaderValue) -> bool {
+    value.to_str().is_ok_and(|v| {
+        v.split(',')
+            .map(str::trim)
+            .all(|c| c.is_empty() || c.eq_ignore_ascii_case("identity"))
+    })
 }
 
 /// Checks done before any middleware: framing, body length, host; then
@@ -1150,7 +1181,14 @@ fn prepare(
 ) -> Result<Box<Ctx>, Response> {
     let config = &shared.config;
     if let Err(problem) = check_head(req, config.limits.max_body_bytes) {
+        let unsupported_coding = problem.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE;
         let mut res = problem.into_response();
+        if unsupported_coding {
+            res.headers_mut().insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_static("identity"),
+            );
+        }
         if req.version() <= http::Version::HTTP_11 {
             // The body was not read and its framing may be the problem:
             // nothing after it on this connection can be trusted.

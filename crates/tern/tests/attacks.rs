@@ -176,3 +176,103 @@ async fn http2_authority_is_checked_like_host() {
     );
     server.shutdown().await;
 }
+
+/// Issue 25 item 6: a body with `Content-Encoding: br` (or any coding)
+/// reached `Form`, `Json` and `Bytes` as if it were plain. Tern decodes
+/// no content coding, so each is a 415 naming the coding, with
+/// `Accept-Encoding: identity` (RFC 9110 §15.5.16), before the handler;
+/// over HTTP/1.1 and HTTP/2. `identity`, and a coding on a request
+/// without a body, are served.
+#[tokio::test]
+async fn content_codings_are_refused_with_415() {
+    use tern::routing::post;
+    let app = App::new()
+        .route(
+            "/form",
+            post(
+                |tern::extract::Form(f): tern::extract::Form<
+                    std::collections::HashMap<String, String>,
+                >| async move { format!("form {}", f.len()) },
+            ),
+        )
+        .route(
+            "/json",
+            post(|tern::Json(v): tern::Json<serde_json::Value>| async move { format!("json {v}") }),
+        )
+        .route(
+            "/bytes",
+            post(|b: bytes::Bytes| async move { format!("bytes {}", b.len()) }),
+        )
+        .route("/get", get(|| async { "got" }));
+    let server = common::spawn(app).await;
+    let gzip_of_text =
+        b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03+I\xad(\x01\x00\x0c~\x7f\xd8\x04\x00\x00\x00";
+    for (path, content_type) in [
+        ("/form", "application/x-www-form-urlencoded"),
+        ("/json", "application/json"),
+        ("/bytes", "application/octet-stream"),
+    ] {
+        for coding in [
+            "br",
+            "gzip",
+            "deflate",
+            "zstd",
+            "x-custom",
+            "identity, gzip",
+            "GZIP",
+        ] {
+            for client in [common::client(), common::h2_client()] {
+                let res = send(
+                    &client,
+                    request("POST", &server.url(path))
+                        .header("content-type", content_type)
+                        .header("content-encoding", coding)
+                        .body(Full::new(bytes::Bytes::from_static(gzip_of_text)))
+                        .unwrap(),
+                )
+                .await;
+                let doc = res.problem(415);
+                let detail = doc["detail"].as_str().unwrap();
+                assert!(
+                    detail.contains(&format!("`{coding}`")) && detail.contains("Content-Encoding"),
+                    "{path} {coding}: {doc}"
+                );
+                assert_eq!(
+                    res.header("accept-encoding"),
+                    Some("identity"),
+                    "{path} {coding}"
+                );
+            }
+        }
+    }
+    // identity is no coding at all; a coding without a body harms nothing.
+    let res = send(
+        &common::client(),
+        request("POST", &server.url("/form"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("content-encoding", "identity")
+            .body(Full::new(bytes::Bytes::from_static(b"a=1&b=2")))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        (res.status.as_u16(), res.text()),
+        (200, "form 2".to_owned())
+    );
+    let res = send(
+        &common::client(),
+        request("GET", &server.url("/get"))
+            .header("content-encoding", "gzip")
+            .body(Full::default())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!((res.status.as_u16(), res.text()), (200, "got".to_owned()));
+    // Chunked, so the length is not known up front.
+    let raw = "POST /bytes HTTP/1.1\r\nHost: localhost\r\nContent-Encoding: br\r\n\
+               Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+    let out = common::raw(server.addr, raw.as_bytes(), Duration::from_secs(5)).await;
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 415 "), "{text}");
+    server.shutdown().await;
+}
