@@ -13,6 +13,8 @@ use http::HeaderName;
 
 use crate::net::IpNet;
 
+mod strength;
+
 /// Where Tern runs: `development` (the default) or `production`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Environment {
@@ -206,7 +208,8 @@ pub struct Config {
     /// same port, for a restart without downtime. Default off: an address
     /// already in use stops the start with an error naming `TERN_ADDR`.
     pub reuse_port: bool,
-    /// `SECRET_KEY`: at least 32 bytes; required in production.
+    /// `SECRET_KEY`: at least 32 bytes; required in production, where it
+    /// must also be an estimated 128 bits (not words nor a pattern).
     pub secret_key: Option<SecretKey>,
     /// `ALLOWED_HOSTS`: comma-separated host patterns; a request for any
     /// other host gets `400`, except `GET`/`HEAD` of the built-in health
@@ -652,8 +655,9 @@ impl Config {
 
     /// Checks the configuration before the server starts.
     ///
-    /// In production: `SECRET_KEY` must be set, at least 32 bytes, not an
-    /// example value nor one repeated character; `ALLOWED_HOSTS` must be
+    /// In production: `SECRET_KEY` must be set, at least 32 bytes and not
+    /// guessable (an estimated 128 bits: words, sequences and repeats
+    /// count for little, see docs/configuration.md); `ALLOWED_HOSTS` must be
     /// set. In every environment, limits must be usable.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.env == Environment::Production {
@@ -758,38 +762,20 @@ pub(crate) fn check_secret(key: &[u8]) -> Result<(), ConfigError> {
             ),
         ));
     }
-    // Strip every example phrase; what is left must still be a secret.
-    let mut rest = String::from_utf8_lossy(key).to_ascii_lowercase();
-    let mut examples = EXAMPLE_SECRETS.to_vec();
-    examples.sort_by_key(|e| std::cmp::Reverse(e.len()));
-    for example in examples {
-        rest = rest.replace(example, "");
-    }
-    let rest_len = rest.chars().filter(char::is_ascii_alphanumeric).count();
-    let first = key[0];
-    let weak = key.iter().all(|&b| b == first)
-        || rest_len < 16
-        || distinct_bytes(key) < 8
-        || short_period(key);
-    if weak {
+    // Not only length and a deny-list: an estimate of the guesses the key
+    // would take (words, sequences, repeats; see `strength`).
+    let bits = strength::estimate_bits(key);
+    if bits < strength::MIN_BITS {
         return Err(ConfigError::new(
             "SECRET_KEY",
-            format!("is an example or low-entropy value, not a secret: {GENERATE_HINT}"),
+            format!(
+                "is guessable: about {bits:.0} bits by Tern's estimate (words, sequences, repeats), \
+                 production needs {:.0}; use 32 random bytes: {GENERATE_HINT}",
+                strength::MIN_BITS
+            ),
         ));
     }
     Ok(())
-}
-
-/// A key that is a short pattern repeated (`abcdefghabcdefgh...`): no more
-/// secret than its first 15 bytes.
-fn short_period(key: &[u8]) -> bool {
-    (1..16).any(|p| p < key.len() && key.iter().skip(p).zip(key).all(|(a, b)| a == b))
-}
-
-fn distinct_bytes(key: &[u8]) -> usize {
-    let mut seen = [false; 256];
-    key.iter().for_each(|&b| seen[b as usize] = true);
-    seen.iter().filter(|&&s| s).count()
 }
 
 const KNOWN: &[&str] = &[
