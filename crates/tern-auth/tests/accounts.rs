@@ -19,7 +19,7 @@ use tokio::{
     sync::oneshot,
 };
 
-const SECRET: &str = "a-secret-key-for-the-account-tests-0123456789";
+const SECRET: &str = "Zt3pQ9wLx2Nc8RvB5mKj7HdF4sGy6UaE";
 
 async fn me(user: User) -> String {
     format!("hello {}", user.username)
