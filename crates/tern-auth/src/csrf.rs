@@ -1,18 +1,13 @@
 //! CSRF: every unsafe request of a cookie session carries the session's
 //! token, and comes from the app's own origin.
 
-use std::net::IpAddr;
-
 use http::{header, request::Parts, HeaderMap, Method};
 use http_body_util::{BodyExt as _, Limited};
 use subtle::ConstantTimeEq as _;
-use tern::{
-    body::Body, extract::PeerAddr, middleware::Next, net::IpNet, settings::Settings, AppService,
-    IntoResponse, Request, Response,
-};
+use tern::{body::Body, extract::Scheme, middleware::Next, IntoResponse, Request, Response};
 use tern_core::extract::FromRequestParts as _;
 
-use crate::{extract::current, Accounts, AuthError};
+use crate::{extract::current, AuthError};
 
 /// The header a script sends the token in.
 pub const HEADER: &str = "x-csrf-token";
@@ -37,11 +32,10 @@ const MAX_FORM: usize = 1 << 20;
 ///   cookie, a bearer token changes nothing: the session is what the
 ///   accounts' extractors authenticate it by, so it is checked.
 ///
-/// The request's scheme is the one its URL names (HTTP/2's `:scheme`, an
-/// absolute request target); else, from a trusted proxy
-/// (`TRUSTED_PROXIES`, loopback by default), its `X-Forwarded-Proto`;
-/// else `https` when Tern serves TLS itself (`TERN_TLS_CERT`), `http`
-/// otherwise. Behind a proxy that terminates TLS, have it send
+/// The request's scheme is tern's [`Scheme`]: a trusted proxy's
+/// (`TRUSTED_PROXIES`, loopback by default) `X-Forwarded-Proto`, else
+/// HTTP/2's `:scheme`, else `https` when Tern serves TLS itself
+/// (`TERN_TLS_CERT`), `http` otherwise. Behind a proxy that terminates TLS, have it send
 /// `X-Forwarded-Proto` (nginx: `proxy_set_header X-Forwarded-Proto
 /// $scheme;`), or every form of an `https` page is refused.
 ///
@@ -51,43 +45,6 @@ pub async fn csrf(req: Request, next: Next) -> Response {
         Ok(req) => next.run(req).await,
         Err(refusal) => refusal,
     }
-}
-
-/// How clients reach this server, as the `serve` start recorded it
-/// ([`at_start`]): whether Tern serves TLS itself, and which peers are
-/// trusted proxies. Before (or without) that start, Tern's defaults:
-/// plain HTTP, loopback proxies.
-#[derive(Debug, Default)]
-pub(crate) struct Reached {
-    tls: bool,
-    proxies: Option<Vec<IpNet>>,
-}
-
-impl Reached {
-    fn trusts(&self, peer: IpAddr) -> bool {
-        match &self.proxies {
-            Some(nets) => nets.iter().any(|n| n.contains(peer)),
-            None => match peer {
-                IpAddr::V6(v6) => v6
-                    .to_ipv4_mapped()
-                    .map_or(v6.is_loopback(), |v4| v4.is_loopback()),
-                IpAddr::V4(v4) => v4.is_loopback(),
-            },
-        }
-    }
-}
-
-/// Records how the server is reached (`App::on_start`, added by
-/// `install`).
-pub(crate) async fn at_start(app: AppService) -> Result<(), tern::command::BoxError> {
-    if let Some(accounts) = app.settings::<Accounts>() {
-        let config = app.config();
-        let _ = accounts.reached.set(Reached {
-            tls: config.tls.is_some(),
-            proxies: Some(config.trusted_proxies.clone()),
-        });
-    }
-    Ok(())
 }
 
 async fn check(req: Request) -> Result<Request, Response> {
@@ -255,48 +212,17 @@ fn theirs(value: &str) -> Option<Origin> {
     origin(scheme, authority)
 }
 
-/// The request's own origin: its scheme (see [`csrf()`]) and the host it
+/// The request's own origin: its scheme ([`Scheme`]) and the host it
 /// asked for (the URL's authority, else `Host`).
 async fn ours(parts: &mut Parts) -> Option<Origin> {
-    let accounts = Settings::<Accounts>::from_request_parts(parts, &())
-        .await
-        .ok()
-        .map(|Settings(a)| a);
-    let peer = PeerAddr::from_request_parts(parts, &()).await.ok();
-    let fallback = Reached::default();
-    let reached = accounts
-        .as_deref()
-        .and_then(|a| a.reached.get())
-        .unwrap_or(&fallback);
-    let scheme = match parts.uri.scheme_str() {
-        Some(scheme) => scheme.to_owned(),
-        None => {
-            // The nearest proxy's word: the last value, as `ClientIp`
-            // takes the rightmost address.
-            let forwarded = parts
-                .headers
-                .get_all("x-forwarded-proto")
-                .iter()
-                .next_back()
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.rsplit(',').next())
-                .map(|v| v.trim().to_ascii_lowercase())
-                .filter(|v| v == "http" || v == "https")
-                .filter(|_| peer.is_some_and(|PeerAddr(p)| reached.trusts(p.ip())));
-            match forwarded {
-                Some(proto) => proto,
-                None if reached.tls => "https".to_owned(),
-                None => "http".to_owned(),
-            }
-        }
-    };
+    let scheme = Scheme::from_request_parts(parts, &()).await.ok()?;
     let host = parts.uri.authority().map(|a| a.as_str()).or_else(|| {
         parts
             .headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
     })?;
-    origin(&scheme, host)
+    origin(scheme.as_str(), host)
 }
 
 /// `Origin`, else `Referer`, when present, must name the request's own

@@ -117,5 +117,4 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>) -> App<S> {
         .command(commands::createsuperuser())
         .check(commands::check)
         .on_start(commands::pepper_at_start)
-        .on_start(csrf::at_start)
 }

@@ -31,9 +31,6 @@ pub struct Accounts {
     pub(crate) login_window: Duration,
     pub(crate) cookie: String,
     pub(crate) store: Store,
-    /// How clients reach the server, for the CSRF check's `Origin`
-    /// (recorded at start).
-    pub(crate) reached: std::sync::OnceLock<crate::csrf::Reached>,
 }
 
 /// Where sessions and the throttle's counts live.
@@ -92,7 +89,6 @@ impl TryFrom<RawAccounts> for Accounts {
             login_window: raw.login_window,
             cookie: raw.cookie,
             store,
-            reached: std::sync::OnceLock::new(),
         })
     }
 }
@@ -135,7 +131,6 @@ impl Default for Accounts {
             login_window: window(),
             cookie: cookie(),
             store: Store::Database,
-            reached: std::sync::OnceLock::new(),
         }
     }
 }

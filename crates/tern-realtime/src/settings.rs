@@ -23,9 +23,10 @@ use serde::Deserialize;
 /// left out is the scheme's default) is refused with `403`, in production
 /// and in development: that is cross-site WebSocket hijacking, and
 /// `https://` against a plain-HTTP server is another origin too. The
-/// request's scheme is HTTP/2's `:scheme`, else a proxy's
-/// `X-Forwarded-Proto` (or `Forwarded: proto=`), else `https` when
-/// `TERN_TLS_CERT` is set, else `http`: behind a TLS proxy, have it send
+/// request's scheme is tern's [`Scheme`](tern::extract::Scheme): a
+/// trusted proxy's (`TRUSTED_PROXIES`) `X-Forwarded-Proto` (or
+/// `Forwarded: proto=`), else HTTP/2's `:scheme`, else `https` when Tern
+/// serves TLS, else `http`: behind a TLS proxy, have it send
 /// `X-Forwarded-Proto`. Clients that send no `Origin` (not browsers) are
 /// not subject to it.
 #[derive(Debug, Clone, Deserialize)]

@@ -5,7 +5,7 @@ use std::{future::Future, sync::Arc};
 
 use http::{header, request::Parts, HeaderMap, HeaderValue, StatusCode};
 use tern::{
-    extract::{ClientIp, FromRequestParts, Host},
+    extract::{ClientIp, FromRequestParts, Host, Scheme},
     settings::Settings,
     IntoResponse, Problem, Response, Shutdown,
 };
@@ -83,56 +83,6 @@ fn valid_key(key: &[u8]) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
 }
 
-/// The scheme the client reached this server with, for the `Origin`
-/// check: the URI's (HTTP/2's `:scheme`, or an absolute-form target);
-/// else what the proxy in front says (the last `X-Forwarded-Proto`, or
-/// `proto=` of the last `Forwarded`); else `https` when this process
-/// serves TLS itself (`TERN_TLS_CERT` in its environment), else `http`.
-///
-/// The proxy's word is taken from any peer: the check protects browsers'
-/// users from other sites' pages, and a browser never lets a page set
-/// those headers on a WebSocket handshake (a client that is not a browser
-/// can send any `Origin` anyway).
-fn request_scheme(parts: &Parts) -> &'static str {
-    let named = |s: &str| match s.trim().to_ascii_lowercase().as_str() {
-        "https" | "wss" => Some("https"),
-        "http" | "ws" => Some("http"),
-        _ => None,
-    };
-    if let Some(s) = parts.uri.scheme_str().and_then(named) {
-        return s;
-    }
-    let last = |name: &str| {
-        parts
-            .headers
-            .get_all(name)
-            .iter()
-            .next_back()
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.rsplit(',').next())
-            .map(str::to_owned)
-    };
-    if let Some(s) = last("x-forwarded-proto").as_deref().and_then(named) {
-        return s;
-    }
-    if let Some(s) = last("forwarded").and_then(|f| {
-        f.split(';').find_map(|pair| {
-            let (k, v) = pair.split_once('=')?;
-            k.trim()
-                .eq_ignore_ascii_case("proto")
-                .then(|| named(v.trim_matches('"')))?
-        })
-    }) {
-        return s;
-    }
-    static OWN_TLS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *OWN_TLS.get_or_init(|| std::env::var_os("TERN_TLS_CERT").is_some()) {
-        "https"
-    } else {
-        "http"
-    }
-}
-
 impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
     type Rejection = Response;
 
@@ -207,7 +157,9 @@ impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
                 .await
                 .map(|h| h.0)
                 .unwrap_or_default();
-            let scheme = request_scheme(parts);
+            let scheme = Scheme::from_request_parts(parts, &())
+                .await
+                .map_or("http", Scheme::as_str);
             let allowed = origin
                 .to_str()
                 .is_ok_and(|o| settings.origin_allowed(o, scheme, &host));

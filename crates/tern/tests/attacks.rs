@@ -313,3 +313,56 @@ fn guessable_secret_keys_stop_production() {
         assert!(config(strong).validate().is_ok(), "{strong}");
     }
 }
+
+/// The scheme the CSRF and WebSocket origin checks compare an `Origin`
+/// with: `X-Forwarded-Proto` (or `Forwarded: proto=`) only from a peer in
+/// `TRUSTED_PROXIES` (the CSRF check believed it from loopback and the
+/// WebSocket check from anyone, each by its own rule), never an HTTP/1
+/// absolute-form target's.
+#[tokio::test]
+async fn the_scheme_comes_from_trusted_proxies_only() {
+    let app = || {
+        App::new().route(
+            "/scheme",
+            get(|s: tern::extract::Scheme| async move { s.as_str() }),
+        )
+    };
+    let ask = |addr, extra: &str, target: &str| {
+        let raw =
+            format!("GET {target} HTTP/1.1\r\nHost: localhost\r\n{extra}Connection: close\r\n\r\n");
+        async move {
+            let out = common::raw(addr, raw.as_bytes(), Duration::from_secs(5)).await;
+            let out = String::from_utf8_lossy(&out).into_owned();
+            out.rsplit("\r\n\r\n").next().unwrap().to_owned()
+        }
+    };
+    // Loopback is a trusted proxy by default.
+    let trusted = common::spawn(app()).await;
+    for (extra, target, scheme) in [
+        ("", "/scheme", "http"),
+        ("X-Forwarded-Proto: https\r\n", "/scheme", "https"),
+        ("X-Forwarded-Proto: http, https\r\n", "/scheme", "https"),
+        ("X-Forwarded-Proto: https, http\r\n", "/scheme", "http"),
+        ("X-Forwarded-Proto: gopher\r\n", "/scheme", "http"),
+        ("Forwarded: for=1.2.3.4;proto=https\r\n", "/scheme", "https"),
+        ("Forwarded: proto=https, for=5.6.7.8\r\n", "/scheme", "http"),
+        ("", "https://localhost/scheme", "http"),
+    ] {
+        assert_eq!(
+            ask(trusted.addr, extra, target).await,
+            scheme,
+            "{extra} {target}"
+        );
+    }
+    // Another network's proxies: the loopback client's word is ignored.
+    let mut config = common::config();
+    config.trusted_proxies = vec!["10.0.0.0/8".parse().unwrap()];
+    let untrusted = common::spawn_with(app(), config).await;
+    for extra in ["X-Forwarded-Proto: https\r\n", "Forwarded: proto=https\r\n"] {
+        assert_eq!(
+            ask(untrusted.addr, extra, "/scheme").await,
+            "http",
+            "{extra}"
+        );
+    }
+}

@@ -60,10 +60,15 @@ async fn connect(
 }
 
 fn app() -> App {
-    App::new().route(
-        "/",
-        get(|v: http::Version| async move { format!("hello over {v:?}") }),
-    )
+    App::new()
+        .route(
+            "/",
+            get(|v: http::Version| async move { format!("hello over {v:?}") }),
+        )
+        .route(
+            "/scheme",
+            get(|s: tern::extract::Scheme| async move { s.as_str() }),
+        )
 }
 
 #[tokio::test]
@@ -101,6 +106,15 @@ async fn alpn_chooses_http2_or_http11() {
     let res = sender.send_request(req).await.unwrap();
     let body = res.into_body().collect().await.unwrap().to_bytes();
     assert_eq!(body, "hello over HTTP/1.1");
+    // HTTP/1.1 names no scheme: the connection is TLS, so `https` (what
+    // the CSRF and WebSocket origin checks compare an `Origin` with).
+    let req = http::Request::get("/scheme")
+        .header("host", "localhost")
+        .body(Full::<Bytes>::default())
+        .unwrap();
+    let res = sender.send_request(req).await.unwrap();
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(body, "https");
 
     // A plain-text request on the TLS port gets no HTTP answer.
     let raw = common::raw(

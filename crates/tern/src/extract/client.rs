@@ -142,3 +142,115 @@ impl<S: Send + Sync> FromRequestParts<S> for Urls {
         })
     }
 }
+
+/// The scheme the client used to reach the app: what an `Origin` is
+/// compared with (the CSRF and WebSocket checks).
+///
+/// In order: the `X-Forwarded-Proto` of a trusted proxy (a peer in
+/// `TRUSTED_PROXIES`; its last value, the one the nearest proxy wrote;
+/// else `proto=` of the last element of its RFC 7239 `Forwarded`),
+/// else HTTP/2's `:scheme`, else
+/// `https` when Tern serves TLS itself (`TERN_TLS_CERT`), else `http`.
+/// A header sent by any other peer is ignored, as for [`ClientIp`].
+///
+/// ```
+/// use tern::{App, extract::Scheme, routing::get};
+///
+/// async fn show(scheme: Scheme) -> &'static str { scheme.as_str() }
+/// let app = App::new().route("/scheme", get(show));
+/// # let _ = app.build().unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// Plain HTTP.
+    Http,
+    /// HTTP over TLS.
+    Https,
+}
+
+impl Scheme {
+    /// `"http"` or `"https"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+
+    /// The scheme's default port: 80 or 443.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        }
+    }
+
+    fn named(s: &str) -> Option<Scheme> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("https") {
+            Some(Scheme::Https)
+        } else if s.eq_ignore_ascii_case("http") {
+            Some(Scheme::Http)
+        } else {
+            None
+        }
+    }
+}
+
+impl std::fmt::Display for Scheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Scheme {
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
+        let (trusted, tls) = with_ctx(parts, |ctx| {
+            (
+                ctx.shared.is_trusted_proxy(ctx.peer),
+                ctx.shared.config.tls.is_some(),
+            )
+        })?;
+        if trusted {
+            let forwarded = parts
+                .headers
+                .get_all("x-forwarded-proto")
+                .iter()
+                .next_back()
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.rsplit(',').next())
+                .and_then(Scheme::named);
+            // RFC 7239: `proto=` of the last element (the nearest proxy's).
+            let standard = || {
+                let last = parts
+                    .headers
+                    .get_all(http::header::FORWARDED)
+                    .iter()
+                    .next_back()?
+                    .to_str()
+                    .ok()?
+                    .rsplit(',')
+                    .next()?;
+                last.split(';').find_map(|pair| {
+                    let (k, v) = pair.split_once('=')?;
+                    k.trim()
+                        .eq_ignore_ascii_case("proto")
+                        .then(|| Scheme::named(v.trim().trim_matches('"')))?
+                })
+            };
+            if let Some(scheme) = forwarded.or_else(standard) {
+                return Ok(scheme);
+            }
+        }
+        // HTTP/2's `:scheme` (a browser's word); an HTTP/1 absolute-form
+        // target names what the client wrote, not how it connected.
+        if parts.version == http::Version::HTTP_2 {
+            if let Some(scheme) = parts.uri.scheme_str().and_then(Scheme::named) {
+                return Ok(scheme);
+            }
+        }
+        Ok(if tls { Scheme::Https } else { Scheme::Http })
+    }
+}

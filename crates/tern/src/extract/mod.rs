@@ -18,7 +18,7 @@
 //! | [`Multipart`] | a `multipart/form-data` body, field by field | `415`, `413` naming the field, `400` |
 //! | [`TypedHeader<T>`] | one header, parsed (`UserAgent`, `Authorization<Bearer>`, ...) | `400` naming the header |
 //! | [`Cookies`] | plain, signed and private cookies | — |
-//! | [`Host`], [`ClientIp`], [`PeerAddr`], [`RequestId`] | connection and headers | `400` if no host |
+//! | [`Host`], [`ClientIp`], [`PeerAddr`], [`Scheme`], [`RequestId`] | connection and headers | `400` if no host |
 //! | [`Urls`] | URLs of named routes | — |
 //! | `Method`, `Uri`, `HeaderMap`, `Version`, `Request` | the request itself | — |
 //! | `Option<T>` | `T`, or `None` when it is rejected | — |
@@ -38,7 +38,7 @@ mod state;
 mod typed_header;
 
 pub use crate::settings::Settings;
-pub use client::{ClientIp, PeerAddr, RequestId, Urls};
+pub use client::{ClientIp, PeerAddr, RequestId, Scheme, Urls};
 pub use cookie::Cookies;
 pub use extension::Extension;
 pub use form::Form;
