@@ -390,7 +390,8 @@ pub(crate) const EXAMPLE_SECRETS: &[&str] = &[
 ];
 
 pub(crate) const GENERATE_HINT: &str =
-    "generate one with `openssl rand -base64 48` (or `head -c 48 /dev/urandom | base64`)";
+    "generate one with the app's `secret-key` command (`<app> secret-key`), or \
+     `openssl rand -base64 48`";
 
 impl Config {
     /// Reads the configuration: `tern.toml` in the working directory (or

@@ -54,7 +54,14 @@ fn help_lists_every_command_and_each_has_its_own() {
     let out = showcase(&dir, &["--help"], &[], None);
     assert!(out.status.success());
     let text = stdout(&out);
-    for command in ["serve", "routes", "check", "migrate", "createsuperuser"] {
+    for command in [
+        "serve",
+        "routes",
+        "check",
+        "secret-key",
+        "migrate",
+        "createsuperuser",
+    ] {
         assert!(text.contains(&format!("  {command} ")), "{command}: {text}");
     }
     let out = showcase(&dir, &["createsuperuser", "--help"], &[], None);
@@ -275,4 +282,49 @@ fn post_json(port: u16, path: &str, body: &str) -> String {
         assert!(Instant::now() < deadline, "the showcase did not answer");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// `secret-key` prints a key production accepts (the error for a weak
+/// one names this command), a new one each time, with no configuration
+/// at all (and in production without a key: it is how one is made).
+#[test]
+fn secret_key_prints_a_new_key_that_production_accepts() {
+    let dir = scratch("secret-key");
+    let production = [("TERN_ENV", "production"), ("ALLOWED_HOSTS", "localhost")];
+    let first = showcase(&dir, &["secret-key"], &production, None);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let key = stdout(&first).trim().to_owned();
+    assert_eq!(key.len(), 64, "{key}");
+    assert!(key.bytes().all(|b| b.is_ascii_hexdigit()), "{key}");
+    let second = stdout(&showcase(&dir, &["secret-key"], &[], None));
+    assert_ne!(second.trim(), key);
+    assert!(
+        !dir.join("data").exists(),
+        "secret-key touched the database"
+    );
+    let weak = showcase(
+        &dir,
+        &["check"],
+        &[
+            ("TERN_ENV", "production"),
+            ("ALLOWED_HOSTS", "localhost"),
+            ("SECRET_KEY", "my-super-secret-key-for-production-2024"),
+        ],
+        None,
+    );
+    assert!(stdout(&weak).contains("secret-key"), "{}", stdout(&weak));
+    let good = showcase(
+        &dir,
+        &["check"],
+        &[
+            ("TERN_ENV", "production"),
+            ("ALLOWED_HOSTS", "localhost"),
+            ("SECRET_KEY", &key),
+        ],
+        None,
+    );
+    let text = stdout(&good);
+    let line = text.lines().find(|l| l.contains("SECRET_KEY")).unwrap();
+    assert!(line.contains("ok"), "{text}");
+    assert!(!text.contains(&key), "the key was printed by check: {text}");
 }

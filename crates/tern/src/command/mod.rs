@@ -147,6 +147,7 @@ enum Parsed {
     Serve { addr: Option<std::net::SocketAddr> },
     Routes,
     Check,
+    SecretKey,
     Other(Runner, clap::ArgMatches),
 }
 
@@ -171,6 +172,10 @@ fn cli(name: &OsString, commands: &[Command]) -> clap::Command {
             clap::Command::new("routes")
                 .about("Lists every route: method, pattern, name, handler and middleware"),
         )
+        .subcommand(clap::Command::new("secret-key").about(
+            "Prints a new SECRET_KEY: 32 random bytes from the operating system, in hex \
+             (reads no configuration, so it works before one exists)",
+        ))
         .subcommand(clap::Command::new("check").about(
             "Checks the configuration for production: secrets, hosts, proxy, headers, TLS and \
              what the app's batteries add (the database). Exits with 1 if a line fails; each \
@@ -205,6 +210,7 @@ fn parse(commands: &[Command], args: Vec<OsString>) -> Result<Option<Parsed>, Er
         },
         Some(("routes", _)) => Parsed::Routes,
         Some(("check", _)) => Parsed::Check,
+        Some(("secret-key", _)) => Parsed::SecretKey,
         Some((name, m)) => {
             let command = commands
                 .iter()
@@ -300,6 +306,10 @@ where
     match parsed {
         Parsed::Serve { .. } => Err(Error::usage("`serve` is run by the caller".to_owned())),
         Parsed::Check => check::run(app, checks).await,
+        Parsed::SecretKey => {
+            println!("{}", secret_key());
+            Ok(())
+        }
         Parsed::Routes => {
             let service = build_for_command(app)?;
             print!("{}", routes::table(&service));
@@ -312,6 +322,19 @@ where
                 .map_err(Error::command)
         }
     }
+}
+
+/// A new `SECRET_KEY`: 32 bytes of the operating system's randomness (by
+/// way of `cookie`'s key generation), as 64 hex digits.
+fn secret_key() -> String {
+    use std::fmt::Write as _;
+    let key = cookie::Key::generate();
+    key.master()[..32]
+        .iter()
+        .fold(String::with_capacity(64), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
 
 fn build_to_serve<S>(app: App<S>, addr: Option<std::net::SocketAddr>) -> Result<AppService, Error>
