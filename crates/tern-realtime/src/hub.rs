@@ -290,10 +290,10 @@ impl Hub {
     /// A hub with these settings; its backend (if not `memory`) connects
     /// in the background. Needs a Tokio runtime.
     pub(crate) fn new(settings: &Realtime) -> Hub {
-        let node = node_id();
-        let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
-            bus: bus::spawn(&settings.backend, &settings.channel, &node, weak.clone()),
-            node: node.clone(),
+        let (bus, outgoing) = bus::queue(&settings.backend).unzip();
+        let inner = Arc::new(Inner {
+            bus,
+            node: node_id(),
             next_connection: AtomicU64::new(1),
             topics: Mutex::new(HashMap::new()),
             peers: Mutex::new(HashMap::new()),
@@ -303,8 +303,23 @@ impl Hub {
             replay_bytes: settings.replay_bytes,
             presence_interval: settings.presence_interval,
             counters: Counters::default(),
-            budgets: crate::budget::Budgets::default(),
+            budgets: {
+                #[cfg(test)]
+                test_hooks::slow_build();
+                crate::budget::Budgets::default()
+            },
         });
+        // The bus starts once the hub exists: its task finds the hub
+        // through a weak reference, and one it cannot upgrade is a hub
+        // that was dropped (the task stops).
+        if let Some(outgoing) = outgoing {
+            bus::spawn(
+                &settings.backend,
+                &settings.channel,
+                outgoing,
+                Arc::downgrade(&inner),
+            );
+        }
         tokio::spawn(upkeep(Arc::downgrade(&inner)));
         Hub { inner }
     }
@@ -739,6 +754,30 @@ impl Hub {
     #[cfg_attr(not(any(feature = "redis", feature = "nats")), allow(dead_code))]
     pub(crate) fn count_unsent(&self, n: u64) {
         self.inner.counters.unsent.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// What the crate's own tests can make [`Hub::new`] do.
+#[cfg(test)]
+pub(crate) mod test_hooks {
+    use std::{cell::Cell, time::Duration};
+
+    thread_local! {
+        static SLOW_BUILD: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+    }
+
+    /// The next hubs built on this thread take `pause` longer to build
+    /// (a constructor preempted on a loaded machine), until set back to
+    /// zero.
+    pub(crate) fn set_slow_build(pause: Duration) {
+        SLOW_BUILD.with(|p| p.set(pause));
+    }
+
+    pub(super) fn slow_build() {
+        let pause = SLOW_BUILD.with(Cell::get);
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
     }
 }
 

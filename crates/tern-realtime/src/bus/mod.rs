@@ -187,27 +187,42 @@ impl BusHandle {
     }
 }
 
-/// Starts the backend's task, if the hub has one.
+/// The hub's queue to its backend, if it has one: the handle the hub
+/// keeps, and the other end, for [`spawn`] once the hub exists.
+pub(crate) fn queue(backend: &Backend) -> Option<(BusHandle, mpsc::Receiver<Bytes>)> {
+    match backend {
+        Backend::Memory => None,
+        #[cfg(any(feature = "redis", feature = "nats"))]
+        _ => {
+            let (tx, rx) = mpsc::channel(QUEUE);
+            Some((BusHandle::new(tx), rx))
+        }
+    }
+}
+
+/// Starts the backend's task for the hub behind `hub`, which must be
+/// fully built (upgradable) by now: the task treats a hub it cannot
+/// reach as one that was dropped, and stops. (Started from inside the
+/// hub's construction, a task that connected before the constructor
+/// returned found no hub and stopped for good, silently: that process
+/// then never shared a message or its presence again.)
 pub(crate) fn spawn(
     backend: &Backend,
     channel: &str,
-    node: &str,
+    outgoing: mpsc::Receiver<Bytes>,
     hub: Weak<Inner>,
-) -> Option<BusHandle> {
-    let _ = (channel, node, &hub);
+) {
+    debug_assert!(hub.strong_count() > 0, "the bus starts after its hub");
+    let _ = (channel, &outgoing, &hub);
     match backend {
-        Backend::Memory => None,
+        Backend::Memory => {}
         #[cfg(feature = "redis")]
         Backend::Redis(url) => {
-            let (tx, rx) = mpsc::channel(QUEUE);
-            tokio::spawn(redis::run(url.clone(), channel.to_owned(), rx, hub));
-            Some(BusHandle::new(tx))
+            tokio::spawn(redis::run(url.clone(), channel.to_owned(), outgoing, hub));
         }
         #[cfg(feature = "nats")]
         Backend::Nats(url) => {
-            let (tx, rx) = mpsc::channel(QUEUE);
-            tokio::spawn(nats::run(url.clone(), channel.to_owned(), rx, hub));
-            Some(BusHandle::new(tx))
+            tokio::spawn(nats::run(url.clone(), channel.to_owned(), outgoing, hub));
         }
     }
 }
@@ -248,6 +263,88 @@ mod tests {
             last = seq;
         }
         assert_eq!(last, 40_000);
+    }
+
+    /// Two hubs on one backend, the second one slow to build (its
+    /// constructor preempted on a loaded machine, while its bus task
+    /// already ran on the other core): presence and messages must still
+    /// cross both ways. The bus used to start inside the constructor and
+    /// stop for good when it connected (or heard the first message)
+    /// before the constructor returned: `b` never learnt of `ada`, the
+    /// flaky failure of `tests/backends.rs` under a loaded `cargo test
+    /// --workspace` (one "connected to Redis" line in its log, not two).
+    async fn a_slow_hub_still_shares(backend: Backend, name: &str) {
+        use std::time::Duration;
+
+        use crate::{hub::test_hooks, settings::Realtime, Hub};
+
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let settings = || Realtime {
+            backend: backend.clone(),
+            channel: format!("tern-test-slow-{name}-{}-{nanos}", std::process::id()),
+            presence_interval: Duration::from_millis(100),
+            ..Realtime::default()
+        };
+        let a = Hub::new(&settings());
+        let mut ada = a.connect(Some(Member::new("1", "ada")));
+        ada.join("room").unwrap();
+        // Long enough for `b`'s bus to connect, and hear `a`'s periodic
+        // presence, before `b` is built.
+        test_hooks::set_slow_build(Duration::from_millis(800));
+        let b = Hub::new(&settings());
+        test_hooks::set_slow_build(Duration::ZERO);
+        let mut bob = b.connect(Some(Member::new("2", "bob")));
+        bob.join("room").unwrap();
+
+        let names = |hub: &Hub| -> Vec<String> {
+            hub.presence("room").into_iter().map(|m| m.name).collect()
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while names(&a) != ["ada", "bob"] || names(&b) != ["ada", "bob"] {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{name}: presence never crossed: a {:?}, b {:?}",
+                names(&a),
+                names(&b)
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Messages cross too, both ways.
+        for (from, to) in [(&a, &mut bob), (&b, &mut ada)] {
+            from.publish("room", "message", "hi").unwrap();
+            loop {
+                let d = tokio::time::timeout_at(deadline, to.recv())
+                    .await
+                    .unwrap_or_else(|_| panic!("{name}: a message never crossed"))
+                    .unwrap();
+                if d.event() == "message" {
+                    break;
+                }
+            }
+        }
+    }
+
+    #[cfg(feature = "redis")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_hub_slow_to_build_shares_through_redis() {
+        let Ok(url) = std::env::var("REDIS_URL") else {
+            eprintln!("skipped: REDIS_URL is not set");
+            return;
+        };
+        a_slow_hub_still_shares(Backend::Redis(url), "redis").await;
+    }
+
+    #[cfg(feature = "nats")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_hub_slow_to_build_shares_through_nats() {
+        let Ok(url) = std::env::var("NATS_URL") else {
+            eprintln!("skipped: NATS_URL is not set");
+            return;
+        };
+        a_slow_hub_still_shares(Backend::Nats(url), "nats").await;
     }
 
     #[test]
