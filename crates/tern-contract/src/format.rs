@@ -216,15 +216,36 @@ pub(crate) fn request_format(headers: &HeaderMap) -> Result<Format, Rejection> {
 
 /// The answer's format: the best that `accept` allows (by `q`, then the
 /// request's format, then JSON); without `Accept`, the request's format
-/// or JSON. `406` when `Accept` allows none.
+/// or JSON. The answer to a `sealed` request is COSE, never plaintext;
+/// only such an answer can be COSE (sealed with the request's key).
+/// `406` when `Accept` allows none.
 pub(crate) fn answer_format(
     accept: Option<&HeaderValue>,
     request: Option<Format>,
-    sealable: bool,
+    sealed: bool,
 ) -> Result<Format, Rejection> {
     let Some(accept) = accept.and_then(|v| v.to_str().ok()) else {
-        return Ok(request.unwrap_or(Format::Json));
+        return Ok(if sealed {
+            Format::Cose
+        } else {
+            request.unwrap_or(Format::Json)
+        });
     };
+    if sealed {
+        return if quality(accept, Format::Cose.media_type()) > 0 {
+            Ok(Format::Cose)
+        } else {
+            Err(Rejection::invalid(
+                StatusCode::NOT_ACCEPTABLE,
+                format!(
+                    "the request was sealed (`application/cose`), so its answer is sealed too, \
+                     never plaintext; the request's `Accept: {}` does not allow \
+                     `application/cose`",
+                    accept.get(..100).unwrap_or(accept)
+                ),
+            ))
+        };
+    }
     let mut best: Option<(Format, u16)> = None;
     let preference = |f: Format| {
         if Some(f) == request {
@@ -234,7 +255,7 @@ pub(crate) fn answer_format(
         }
     };
     for format in FORMATS {
-        if format == Format::Cose && !sealable {
+        if format == Format::Cose {
             // Only the answer to a sealed request can be sealed (with its
             // key).
             continue;
@@ -387,7 +408,15 @@ mod tests {
         assert_eq!(answer_format(None, Some(Cbor), false).ok(), Some(Cbor));
         assert_eq!(choose("application/cose", Some(Json)), None);
         assert_eq!(choose("*/*", Some(Cose)), Some(Cose));
-        assert_eq!(choose("application/json", Some(Cose)), Some(Json));
+        // A sealed request's answer is sealed, or a 406.
+        assert_eq!(choose("application/json", Some(Cose)), None);
+        assert_eq!(
+            choose("application/cbor, application/json", Some(Cose)),
+            None
+        );
+        assert_eq!(choose("application/cose;q=0, */*", Some(Cose)), None);
+        assert_eq!(choose("application/*;q=0.1", Some(Cose)), Some(Cose));
+        assert_eq!(answer_format(None, Some(Cose), true).ok(), Some(Cose));
         assert_eq!(parse_q("0.25"), 250);
         assert_eq!(parse_q("1.0"), 1000);
         assert_eq!(parse_q("2"), 0);

@@ -38,7 +38,10 @@ use tern_core::doc::Operation;
 ///
 /// As a response: checks the value, then encodes it in the format the
 /// request's `Accept` prefers, else the request's own format, else JSON
-/// (`406` when `Accept` allows neither). A value that breaks its contract
+/// (`406` when `Accept` allows neither). The answer to a sealed
+/// (`application/cose`) request is sealed the same way, never plaintext:
+/// `406` when `Accept` does not allow `application/cose`, `500` (a
+/// problem, no payload) when it cannot be sealed. A value that breaks its contract
 /// is the handler's bug: in development a `500` whose detail names each
 /// broken rule; in production it is logged and, by
 /// `TERN_INVALID_RESPONSES`, sent (default) or replaced by a `500`.
@@ -59,7 +62,7 @@ where
 {
     type Rejection = Response;
 
-    async fn from_request(mut req: Request, state: &S) -> Result<Self, Response> {
+    async fn from_request(req: Request, state: &S) -> Result<Self, Response> {
         let format = request_format(req.headers()).map_err(IntoResponse::into_response)?;
         let keyring = if format == Format::Cose {
             let Some(keyring) = Settings::<Keyring>::of(&req) else {
@@ -72,7 +75,6 @@ where
         } else {
             None
         };
-        let mut extensions = std::mem::take(req.extensions_mut());
         let bytes = Bytes::from_request(req, state)
             .await
             .map_err(IntoResponse::into_response)?;
@@ -85,14 +87,24 @@ where
                 let value = format
                     .decode(&opened.payload)
                     .map_err(IntoResponse::into_response)?;
-                // The answer is sealed the same way.
-                tern::__private::set_negotiation_hint(
-                    &mut extensions,
-                    Arc::new(SealedWith {
-                        seal: opened.seal,
-                        kid: opened.kid,
-                    }),
-                );
+                // The answer is sealed the same way, with the keyring that
+                // opened the request (wherever the answer is made).
+                let sealed = Arc::new(SealedWith {
+                    seal: opened.seal,
+                    kid: opened.kid,
+                    keyring: keyring.0,
+                });
+                if !tern::__private::set_negotiation_hint(sealed) {
+                    // The handler answers with a type that is not
+                    // negotiated (`Json<T>`, `String`, ...): its answer
+                    // would go out in plaintext. Fail closed.
+                    return Err(Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+                        .with_detail(
+                            "the answer to this sealed (application/cose) request could not be \
+                             sealed: its handler does not answer with a contract (`Valid<T>`)",
+                        )
+                        .into_response());
+                }
                 value
             }
             None => format.decode(&bytes).map_err(IntoResponse::into_response)?,
@@ -151,6 +163,17 @@ impl<T: Contract> IntoResponse for Valid<T> {
         let sealed = negotiated
             .hint
             .and_then(|h| h.downcast::<SealedWith>().ok());
+        if request == Some(Format::Cose) && sealed.is_none() {
+            // A sealed body that `Valid<T>` did not open (the handler read
+            // it some other way): there is no key to seal the answer
+            // with, and its CBOR is plaintext. Fail closed.
+            return Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+                .with_detail(
+                    "the answer to this sealed (application/cose) request could not be sealed: \
+                     its body was not opened by `Valid<T>`",
+                )
+                .into_response();
+        }
         let format = match answer_format(negotiated.accept.as_ref(), request, sealed.is_some()) {
             Ok(format) => format,
             Err(not_acceptable) => return not_acceptable.into_response(),
@@ -172,7 +195,12 @@ impl<T: Contract> IntoResponse for Valid<T> {
         }
         match (format, sealed) {
             (Format::Cose, Some(sealed)) => sealed_answer(&self.0, &sealed),
-            _ => encoded(&self.0, format),
+            // `answer_format` gives a sealed request COSE or a 406, and
+            // an unsealed one never COSE; fail closed all the same.
+            (_, Some(_)) | (Format::Cose, None) => Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+                .with_detail("the answer to this request could not be sealed")
+                .into_response(),
+            (format, None) => encoded(&self.0, format),
         }
     }
 
@@ -191,7 +219,8 @@ impl<T: Contract> IntoResponse for Valid<T> {
         problem_response(
             op,
             "406",
-            "`Accept` allows neither application/json nor application/cbor.",
+            "`Accept` allows neither application/json nor application/cbor (for a sealed \
+             request: does not allow application/cose).",
         );
     }
 }
@@ -219,15 +248,14 @@ pub(crate) fn encoded<T: serde::Serialize>(value: &T, format: Format) -> Respons
 struct SealedWith {
     seal: Seal,
     kid: Vec<u8>,
+    keyring: Arc<Keyring>,
 }
 
 /// `value` in CBOR, sealed like the request.
 fn sealed_answer<T: serde::Serialize>(value: &T, sealed: &SealedWith) -> Response {
-    let sealed_bytes = Format::Cbor.encode(value).and_then(|cbor| {
-        let keyring = tern::__private::current_settings::<Keyring>()
-            .ok_or_else(|| "the app's COSE keys are gone".to_owned())?;
-        keyring.seal_answer(sealed.seal, &sealed.kid, &cbor)
-    });
+    let sealed_bytes = Format::Cbor
+        .encode(value)
+        .and_then(|cbor| sealed.keyring.seal_answer(sealed.seal, &sealed.kid, &cbor));
     match sealed_bytes {
         Ok(bytes) => {
             let mut res = Response::new(tern::body::Body::from(Bytes::from(bytes)));

@@ -1246,7 +1246,6 @@ fn prepare(
         request_id,
         params: PathParams::default(),
         drain,
-        negotiation: None,
     }))
 }
 

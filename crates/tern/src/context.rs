@@ -101,34 +101,6 @@ pub(crate) struct Ctx {
     pub(crate) request_id: RequestIdValue,
     pub(crate) params: PathParams,
     pub(crate) drain: Option<Arc<crate::drain::DrainState>>,
-    /// The request's `Accept` and `Content-Type`, kept only for a handler
-    /// whose answer is negotiated (`IntoResponse::NEGOTIATED`).
-    /// Inline: the context is boxed already, and a second box costs an
-    /// allocation per negotiated request.
-    pub(crate) negotiation: Option<Negotiated>,
-}
-
-/// What a negotiated answer needs of its request (see
-/// `IntoResponse::NEGOTIATED`), kept past the handler's taking of it.
-#[derive(Clone, Default)]
-pub struct Negotiated {
-    /// The request's `Accept`.
-    pub accept: Option<HeaderValue>,
-    /// The request's `Content-Type`.
-    pub content_type: Option<HeaderValue>,
-    /// What the request's extractor left for the answer (the key a COSE
-    /// request was sealed with).
-    pub hint: Option<Arc<dyn std::any::Any + Send + Sync>>,
-}
-
-/// Keeps `req`'s `Accept` and `Content-Type` in its context.
-pub(crate) fn keep_negotiation(req: &mut tern_core::Request) {
-    let kept = Negotiated {
-        accept: req.headers().get(http::header::ACCEPT).cloned(),
-        content_type: req.headers().get(http::header::CONTENT_TYPE).cloned(),
-        hint: None,
-    };
-    with_mut(req.extensions_mut(), |c| c.negotiation = Some(kept));
 }
 
 /// The route parameters of a matched request, decoded: the host

@@ -94,11 +94,13 @@ where
         <Res as IntoResponse>::describe(op);
     }
 
-    fn call(self, mut req: Request, _state: S) -> BoxFuture {
+    fn call(self, req: Request, _state: S) -> BoxFuture {
+        let answer = async move { self().await.into_response() };
         if Res::NEGOTIATED {
-            crate::context::keep_negotiation(&mut req);
+            let negotiated = crate::negotiation::Negotiated::of(&req);
+            return Box::pin(crate::negotiation::scoped(negotiated, answer));
         }
-        Box::pin(async move { self().await.into_response() })
+        Box::pin(answer)
     }
 }
 
@@ -137,19 +139,24 @@ macro_rules! impl_handler {
                 <Res as IntoResponse>::describe(op);
             }
 
-            fn call(self, mut req: Request, state: S) -> BoxFuture {
+            fn call(self, req: Request, state: S) -> BoxFuture {
                 // A compile-time constant: other handlers pay nothing.
-                if Res::NEGOTIATED {
-                    crate::context::keep_negotiation(&mut req);
-                }
-                Box::pin(async move {
+                let negotiated = Res::NEGOTIATED
+                    .then(|| crate::negotiation::Negotiated::of(&req));
+                let answer = async move {
                     impl_handler!(@parts req state $($ty)*);
                     let $last = match $last::from_request(req, &state).await {
                         Ok(value) => value,
                         Err(rejection) => return rejection.into_response(),
                     };
                     self($($ty,)* $last,).await.into_response()
-                })
+                };
+                match negotiated {
+                    // The extractors and the answer see the negotiation
+                    // wherever this future is polled.
+                    Some(negotiated) => Box::pin(crate::negotiation::scoped(negotiated, answer)),
+                    None => Box::pin(answer),
+                }
             }
         }
     };

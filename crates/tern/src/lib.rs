@@ -9,6 +9,7 @@ pub mod extract;
 mod handler;
 mod json;
 pub mod middleware;
+mod negotiation;
 pub mod net;
 pub mod response;
 pub mod routing;
@@ -67,31 +68,22 @@ pub mod __private {
         crate::context::with(&http::Extensions::new(), |c| f(c.shared.table.api()))
     }
 
-    pub use crate::context::Negotiated;
+    pub use crate::negotiation::Negotiated;
 
-    /// Takes the negotiation of the request being answered on this
-    /// thread, kept when its handler's answer is negotiated; `None`
-    /// otherwise (and once taken: one answer per request).
+    /// Takes the negotiation of the request being answered, kept while
+    /// a handler whose answer is negotiated runs (wherever its future is
+    /// polled); `None` otherwise (and once taken: one answer per
+    /// request).
     pub fn take_negotiation() -> Option<Negotiated> {
-        crate::context::with_mut(&mut http::Extensions::new(), |c| c.negotiation.take()).flatten()
+        crate::negotiation::take()
     }
 
-    /// Leaves `hint` for the negotiated answer of the request whose
-    /// extensions these are (an extractor does, before the handler runs).
-    pub fn set_negotiation_hint(
-        extensions: &mut http::Extensions,
-        hint: std::sync::Arc<dyn std::any::Any + Send + Sync>,
-    ) {
-        crate::context::with_mut(extensions, |c| {
-            if let Some(n) = &mut c.negotiation {
-                n.hint = Some(hint);
-            }
-        });
-    }
-
-    /// The settings `T` of the app answering a request on this thread.
-    pub fn current_settings<T: Send + Sync + 'static>() -> Option<std::sync::Arc<T>> {
-        crate::context::with(&http::Extensions::new(), |c| c.shared.settings.get::<T>()).flatten()
+    /// Leaves `hint` for the negotiated answer of the request being
+    /// extracted (an extractor does, before the handler runs); `false`
+    /// when the handler's answer is not negotiated, so that no answer
+    /// will see it.
+    pub fn set_negotiation_hint(hint: std::sync::Arc<dyn std::any::Any + Send + Sync>) -> bool {
+        crate::negotiation::set_hint(hint)
     }
 }
 pub use tern_core::{body, doc, Problem, Request, Response};

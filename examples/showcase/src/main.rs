@@ -231,6 +231,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
+mod negotiation_tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use tern::test::TestClient;
 

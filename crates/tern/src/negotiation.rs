@@ -1,0 +1,108 @@
+//! What a negotiated answer (`IntoResponse::NEGOTIATED`) needs of its
+//! request, carried by the handler's own future.
+//!
+//! `IntoResponse::into_response` gets no request, so the answer finds the
+//! request's `Accept` and `Content-Type`, and what the extractor left for
+//! it (the key a COSE request was sealed with), in a slot that is the
+//! thread's current one only while the handler's future polls
+//! ([`scoped`]). The slot lives in that future, not in the request
+//! context: a layer between the app and the handler gives the request a
+//! copy of the context (see `context::attach`) and may run the handler on
+//! another task, where the app's context is not current; the handler's
+//! future, wherever it is polled, always carries its slot. It is swapped
+//! in and out around each poll, so a task that polls another request's
+//! handler in between (a handler serving a request inline) never sees
+//! this one's.
+
+use std::{cell::RefCell, future::Future, pin::pin, sync::Arc};
+
+use http::HeaderValue;
+
+thread_local! {
+    static CURRENT: RefCell<Option<Negotiated>> = const { RefCell::new(None) };
+}
+
+/// What a negotiated answer needs of its request (see
+/// `IntoResponse::NEGOTIATED`), kept past the handler's taking of it.
+#[derive(Clone, Default)]
+pub struct Negotiated {
+    /// The request's `Accept`.
+    pub accept: Option<HeaderValue>,
+    /// The request's `Content-Type`.
+    pub content_type: Option<HeaderValue>,
+    /// What the request's extractor left for the answer (the key a COSE
+    /// request was sealed with).
+    pub hint: Option<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Negotiated {
+    /// The negotiation of `req`.
+    pub(crate) fn of(req: &tern_core::Request) -> Self {
+        Negotiated {
+            accept: req.headers().get(http::header::ACCEPT).cloned(),
+            content_type: req.headers().get(http::header::CONTENT_TYPE).cloned(),
+            hint: None,
+        }
+    }
+}
+
+/// Polls `fut` (a negotiated handler's extraction, call and answer) with
+/// `negotiation` as the thread's current one.
+pub(crate) async fn scoped<F: Future>(negotiation: Negotiated, fut: F) -> F::Output {
+    let mut slot = Some(negotiation);
+    let mut fut = pin!(fut);
+    std::future::poll_fn(move |cx| {
+        let _entered = Entered::new(&mut slot);
+        fut.as_mut().poll(cx)
+    })
+    .await
+}
+
+/// While alive, the negotiation that was in `slot` is current and `slot`
+/// holds the previous one; dropping it (also when unwinding) swaps them
+/// back.
+struct Entered<'a> {
+    slot: &'a mut Option<Negotiated>,
+}
+
+impl<'a> Entered<'a> {
+    fn new(slot: &'a mut Option<Negotiated>) -> Self {
+        swap(slot);
+        Entered { slot }
+    }
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        swap(self.slot);
+    }
+}
+
+fn swap(slot: &mut Option<Negotiated>) {
+    CURRENT.with(|c| {
+        // Only `take` and `set_hint` borrow, never across a poll.
+        if let Ok(mut current) = c.try_borrow_mut() {
+            std::mem::swap(&mut *current, slot);
+        }
+    });
+}
+
+/// Takes the current negotiation (one answer per request).
+pub(crate) fn take() -> Option<Negotiated> {
+    CURRENT.with(|c| c.try_borrow_mut().ok()?.take())
+}
+
+/// Leaves `hint` for the current negotiated answer; `false` when no
+/// negotiated answer is being prepared on this thread.
+pub(crate) fn set_hint(hint: Arc<dyn std::any::Any + Send + Sync>) -> bool {
+    CURRENT.with(|c| match c.try_borrow_mut() {
+        Ok(mut current) => match current.as_mut() {
+            Some(n) => {
+                n.hint = Some(hint);
+                true
+            }
+            None => false,
+        },
+        Err(_) => false,
+    })
+}
