@@ -85,6 +85,8 @@ pub mod openapi;
 mod query;
 pub mod rules;
 pub mod schema;
+#[doc(hidden)]
+pub mod shape;
 mod valid;
 mod violation;
 
@@ -125,6 +127,25 @@ pub trait Contract: Serialize + DeserializeOwned + FieldType {
         }
     }
 
+    /// Reads a value leniently from `de` (a tree: a JSON value, a query
+    /// string's pairs), adding to `errors` every missing field, every
+    /// value of the wrong type, every unknown field, and every broken rule
+    /// of the fields that decoded; `whole` is the same value as JSON,
+    /// when at hand, to point inside a field's value. `Ok(false)` when the
+    /// type cannot (a contract not written by `#[contract]`). For the
+    /// error path of [`Valid`] and [`ValidQuery`]; `#[contract]` writes
+    /// it.
+    #[doc(hidden)]
+    fn __collect<'de, D: serde::Deserializer<'de>>(
+        de: D,
+        whole: Option<&Value>,
+        at: &Pointer<'_>,
+        errors: &mut Violations,
+    ) -> Result<bool, D::Error> {
+        let _ = (de, whole, at, errors);
+        Ok(false)
+    }
+
     /// A JSON Schema document (draft 2020-12) for the type.
     fn json_schema() -> Value {
         let mut defs = Definitions::json_schema();
@@ -140,7 +161,7 @@ pub trait Contract: Serialize + DeserializeOwned + FieldType {
 /// For the code `#[contract]` generates; not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::{integer, rules, schema};
+    pub use crate::{integer, rules, schema, shape};
     pub use serde;
     pub use serde_json;
     pub use std::sync::OnceLock;

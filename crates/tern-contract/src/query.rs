@@ -6,17 +6,22 @@ use tern::{extract::Query, http::request::Parts, http::StatusCode, IntoResponse,
 use tern_core::{doc::Operation, extract::FromRequestParts};
 
 use crate::{
-    integer::TextIntegers, openapi::problem_response, valid::invalid, Contract, Definitions,
+    integer::TextIntegers, openapi::problem_response, shape::Collected, valid::invalid, Contract,
+    Definitions,
 };
 
 /// A query string that keeps its contract.
 ///
-/// Reads the query as [`Query`] does (lists as `tag=a&tag=b`, `400`
-/// naming the parameter that does not parse or is unknown; integer fields
-/// read decimal text), then checks every rule and answers `422` listing
-/// each broken one with its pointer (`/limit`), as [`Valid`](crate::Valid)
-/// does for a body. In the OpenAPI document each field is a query
-/// parameter with its schema and constraints.
+/// Reads the query as [`Query`] does (lists as `tag=a&tag=b`; integer
+/// fields read decimal text) and answers one `422` listing **every**
+/// parameter that breaks the contract, each with its pointer (`/limit`)
+/// and rule, as [`Valid`](crate::Valid) does for a body: a missing one
+/// (`required`), one of the wrong type (`type`, `enum`), one the contract
+/// does not have (`additionalProperties`), a broken rule (`range`, ...).
+/// Only a query string that cannot be read at all (a malformed
+/// percent-escape, text that is not UTF-8 once decoded, more parameters
+/// or deeper keys than the limits) is a `400`. In the OpenAPI document
+/// each field is a query parameter with its schema and constraints.
 ///
 /// ```
 /// use tern::{App, routing::get, test::TestClient};
@@ -60,16 +65,29 @@ where
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
-        let read = {
-            // `Query` reads the string without yielding: the flag cannot
-            // leak to another task on this thread.
-            let _text = TextIntegers::allow();
-            Query::<T>::from_request_parts(parts, state).await
+        // `Query` reads the string without yielding: the flag cannot leak
+        // to another task on this thread.
+        let text = TextIntegers::allow();
+        let rejection = match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(value)) => {
+                drop(text);
+                return match value.validate() {
+                    Ok(()) => Ok(ValidQuery(value)),
+                    Err(violations) => Err(invalid(StatusCode::UNPROCESSABLE_ENTITY, &violations)),
+                };
+            }
+            Err(rejection) => rejection,
         };
-        let Query(value) = read.map_err(IntoResponse::into_response)?;
-        match value.validate() {
-            Ok(()) => Ok(ValidQuery(value)),
-            Err(violations) => Err(invalid(StatusCode::UNPROCESSABLE_ENTITY, &violations)),
+        // The error path: read again, each parameter on its own, for every
+        // one that is missing, unknown, of the wrong type or breaking a
+        // rule. What does not parse at all (a malformed percent-escape,
+        // past the limits) fails here too, and stays the `400`.
+        let collected = Query::<Collected<T>>::from_request_parts(parts, state).await;
+        drop(text);
+        match collected.map(|Query(c)| c.found()) {
+            Ok(Some(violations)) => Err(invalid(StatusCode::UNPROCESSABLE_ENTITY, &violations)),
+            Ok(None) => Err(rejection.into_response()),
+            Err(unparsable) => Err(unparsable.into_response()),
         }
     }
 
@@ -81,12 +99,12 @@ where
         problem_response(
             op,
             "400",
-            "A query parameter does not parse, or is not one of the endpoint's.",
+            "The query string cannot be read (a malformed percent-escape, not UTF-8, past the limits).",
         );
         problem_response(
             op,
             "422",
-            "A value breaks the contract: `errors` lists each, with its JSON pointer and rule.",
+            "Parameters break the contract (missing, of the wrong type, unknown, or breaking a rule): `errors` lists each, with its JSON pointer and rule.",
         );
     }
 }

@@ -24,10 +24,12 @@ use tern_core::doc::Operation;
 ///
 /// As an extractor (the last argument: it reads the body): decodes the
 /// body by its `Content-Type`, `application/json` or `application/cbor`
-/// (`415` for another, `413` over the body limit, `400` for malformed
-/// input, `422` with a `pointer` for a value of the wrong type or a
-/// missing or unknown field), then checks every rule and answers `422`
-/// listing **every** broken one:
+/// (`415` for another, `413` over the body limit, `400` for input that is
+/// not JSON or CBOR at all), then checks the fields and answers `422`
+/// listing **every** one that breaks the contract, each with its JSON
+/// pointer and rule: a missing field (`required`), a value of the wrong
+/// type (`type`, `enum`), a field the contract does not have
+/// (`additionalProperties`), a broken rule (`length`, `range`, ...):
 ///
 /// ```json
 /// {"status": 422, "title": "Unprocessable Entity",
@@ -84,9 +86,7 @@ where
                     .open(&bytes)
                     .await
                     .map_err(IntoResponse::into_response)?;
-                let value = format
-                    .decode(&opened.payload)
-                    .map_err(IntoResponse::into_response)?;
+                let value = crate::shape::decode::<T>(format, &opened.payload)?;
                 // The answer is sealed the same way, with the keyring that
                 // opened the request (wherever the answer is made).
                 let sealed = Arc::new(SealedWith {
@@ -107,12 +107,9 @@ where
                 }
                 value
             }
-            None => format.decode(&bytes).map_err(IntoResponse::into_response)?,
+            None => crate::shape::decode::<T>(format, &bytes)?,
         };
-        match value.validate() {
-            Ok(()) => Ok(Valid(value)),
-            Err(violations) => Err(invalid(StatusCode::UNPROCESSABLE_ENTITY, &violations)),
-        }
+        Ok(Valid(value))
     }
     fn describe(op: &mut Operation) {
         let schema = schema_of::<T>(op);
@@ -143,7 +140,7 @@ where
             ),
             (
                 "422",
-                "A value breaks the contract: `errors` lists each, with its JSON pointer and rule.",
+                "Values break the contract (missing, of the wrong type, unknown, or breaking a rule): `errors` lists each, with its JSON pointer and rule.",
             ),
         ] {
             problem_response(op, status, why);

@@ -290,16 +290,24 @@ async fn every_rule_family_is_checked_and_every_broken_rule_listed() {
 #[tokio::test]
 async fn decoding_errors_keep_their_statuses() {
     let server = spawn(Config::default()).await;
-    // A value of the wrong type, a missing field, an unknown field, an
-    // enum value not in the set: 422 with the pointer.
-    for (body, pointer) in [
-        (with(&[("qty", json!("three"))]), "/qty"),
-        (with(&[("kind", json!("toy"))]), "/kind"),
-        (with(&[("colour", json!("red"))]), "/colour"),
+    // A value of the wrong type, an enum value not in the set, an
+    // unknown field: 422 listing it, with its pointer and rule.
+    for (body, pointer, rule) in [
+        (with(&[("qty", json!("three"))]), "/qty", "type"),
+        (with(&[("kind", json!("toy"))]), "/kind", "enum"),
+        (
+            with(&[("colour", json!("red"))]),
+            "/colour",
+            "additionalProperties",
+        ),
     ] {
         let (status, answer) = post_json(&server, &body).await;
         assert_eq!(status, 422, "{answer}");
-        assert_eq!(answer["pointer"], pointer, "{answer}");
+        assert_eq!(
+            errors(&answer),
+            [(pointer.to_owned(), rule.to_owned())],
+            "{answer}"
+        );
     }
     // JSON Schema's `integer` includes `3.0`: accepted, as the schema
     // says; `3.5` is not an integer.
@@ -307,24 +315,17 @@ async fn decoding_errors_keep_their_statuses() {
         post_json(&server, &with(&[("qty", json!(3.0))])).await.0,
         200
     );
+    let qty = |rule: &str| vec![("/qty".to_owned(), rule.to_owned())];
     let (status, answer) = post_json(&server, &with(&[("qty", json!(3.5))])).await;
-    assert_eq!(
-        (status, answer["pointer"].as_str()),
-        (422, Some("/qty")),
-        "{answer}"
-    );
+    assert_eq!((status, errors(&answer)), (422, qty("type")), "{answer}");
     let (status, answer) = post_json(&server, &with(&[("qty", json!(5e9))])).await;
-    assert_eq!(
-        (status, answer["pointer"].as_str()),
-        (422, Some("/qty")),
-        "{answer}"
-    );
+    assert_eq!((status, errors(&answer)), (422, qty("type")), "{answer}");
     let mut missing = good();
     missing.as_object_mut().unwrap().remove("qty");
     let (status, answer) = post_json(&server, &missing).await;
     assert_eq!(
-        (status, answer["pointer"].as_str()),
-        (422, Some("/qty")),
+        (status, errors(&answer)),
+        (422, qty("required")),
         "{answer}"
     );
     // Malformed JSON: 400. Another media type: 415.
@@ -332,6 +333,71 @@ async fn decoding_errors_keep_their_statuses() {
     assert_eq!(status, 400, "{answer}");
     let (status, _, answer) = post_items(&server, "text/plain", b"hello").await;
     assert_eq!(status, 415, "{answer}");
+}
+
+#[tokio::test]
+async fn every_missing_and_invalid_field_is_listed_in_one_422() {
+    let server = spawn(Config::default()).await;
+    let mut body = with(&[
+        ("qty", json!("three")),
+        ("owner", json!("ada")),
+        ("kind", json!("toy")),
+        ("colour", json!("red")),
+        (
+            "address",
+            json!([{"streetName": "", "postalCode": "12345"}, {"streetName": "Main St", "postalCode": 12345}]),
+        ),
+    ]);
+    body.as_object_mut().unwrap().remove("name");
+    body.as_object_mut().unwrap().remove("slug");
+    let expected: Vec<(String, String)> = [
+        ("/name", "required"),
+        ("/qty", "type"),
+        ("/owner", "email"),
+        ("/slug", "required"),
+        ("/kind", "enum"),
+        // A nested contract: the first value its type refuses, pointed
+        // into.
+        ("/address/1/postalCode", "type"),
+        ("/colour", "additionalProperties"),
+    ]
+    .iter()
+    .map(|(p, r)| ((*p).to_owned(), (*r).to_owned()))
+    .collect();
+    let (status, answer) = post_json(&server, &body).await;
+    assert_eq!(status, 422, "{answer}");
+    assert_eq!(errors(&answer), expected, "{answer}");
+    let detail = answer["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("7 values break their contract"),
+        "{detail}"
+    );
+    for e in answer["errors"].as_array().unwrap() {
+        assert!(!e["detail"].as_str().unwrap().is_empty(), "{e}");
+    }
+    // The same in CBOR.
+    let (status, _, answer) = post_items(&server, "application/cbor", &cbor(&body)).await;
+    assert_eq!(status, 422, "{answer}");
+    assert_eq!(errors(&answer), expected, "{answer}");
+    // `{}`: every required field, in field order.
+    let (status, answer) = post_json(&server, &json!({})).await;
+    assert_eq!(status, 422, "{answer}");
+    let names: Vec<String> = errors(&answer).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(
+        names,
+        ["/name", "/qty", "/owner", "/tags", "/slug", "/ratio", "/pairs", "/kind"],
+        "{answer}"
+    );
+    // A client's long value is not echoed back whole.
+    let (_, answer) = post_json(&server, &with(&[("qty", json!("x".repeat(10_000)))])).await;
+    assert!(answer.to_string().len() < 1_000, "{answer}");
+    // Not an object: the shape error as before.
+    let (status, answer) = post_json(&server, &json!([1, 2])).await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(
+        answer["detail"].as_str().unwrap().contains("expected"),
+        "{answer}"
+    );
 }
 
 #[tokio::test]
@@ -544,7 +610,7 @@ async fn hostile_cbor_gets_a_specific_problem() {
         (deep, 400, "nested deeper than 128 levels"),
         (bomb, 400, "ends too early"),
         (two_items, 400, "not one CBOR item"),
-        (cbor(&wrong_type), 422, "at `/qty`"),
+        (cbor(&wrong_type), 422, "/qty invalid type"),
         (cbor(&json!([1, 2, 3])), 422, "expected shape"),
     ] {
         let (got, head, answer) = exchange(&server, ct, &body).await;
@@ -662,18 +728,41 @@ async fn a_query_contract_reads_checks_and_lists_every_broken_rule() {
             ("/tag/3".to_owned(), "length".to_owned()),
         ]
     );
-    // What does not parse is a 400 naming the parameter; so is a
-    // parameter the contract does not have, and a missing one.
-    for (target, names) in [
-        ("/search?q=tea&limit=five", "limit"),
-        ("/search?q=tea&limit=5.5", "limit"),
-        ("/search?q=tea&kind=spoon", "kind"),
-        ("/search?q=tea&page=2", "page"),
-        ("/search?limit=2", "q"),
+    // A value of the wrong type, a parameter the contract does not have,
+    // a missing one: the same 422, every one of them listed (issue 26).
+    for (target, expected) in [
+        ("/search?q=tea&limit=five", &[("/limit", "type")][..]),
+        ("/search?q=tea&limit=5.5", &[("/limit", "type")][..]),
+        ("/search?q=tea&kind=spoon", &[("/kind", "enum")][..]),
+        (
+            "/search?q=tea&page=2",
+            &[("/page", "additionalProperties")][..],
+        ),
+        ("/search?limit=2", &[("/q", "required")][..]),
+        (
+            "/search?limit=five&kind=spoon&page=2&tag=a&tag=toolongtag",
+            &[
+                ("/limit", "type"),
+                ("/q", "required"),
+                ("/tag/1", "length"),
+                ("/kind", "enum"),
+                ("/page", "additionalProperties"),
+            ][..],
+        ),
     ] {
         let (status, body) = get(addr, target).await;
+        assert_eq!(status, 422, "{target}: {body}");
+        let body: Value = serde_json::from_str(&body).unwrap();
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(p, r)| ((*p).to_owned(), (*r).to_owned()))
+            .collect();
+        assert_eq!(errors(&body), expected, "{target}: {body}");
+    }
+    // What cannot be read at all stays a 400.
+    for target in ["/search?q=%ZZ", "/search?q=%FF", "/search?q[=1"] {
+        let (status, body) = get(addr, target).await;
         assert_eq!(status, 400, "{target}: {body}");
-        assert!(body.contains(names), "{target}: {body}");
     }
     let _ = tx.send(());
 }

@@ -72,6 +72,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             };
             let mut validate = Vec::new();
             let mut schema = Vec::new();
+            let mut lenient: Vec<LenientField> = Vec::new();
             let mut errors: Option<syn::Error> = None;
             for field in &mut fields.named {
                 let rules = match take_rules(&mut field.attrs) {
@@ -118,7 +119,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                     }
                 }
                 let default = container_default || has_serde_word(&field.attrs, "default");
-                let checks = rules.iter().map(|r| validate_rule(r, ty));
+                let checks: Vec<TokenStream> = rules.iter().map(|r| validate_rule(r, ty)).collect();
                 validate.push(quote! {
                     {
                         let value = &self.#ident;
@@ -127,6 +128,17 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                         ::tern_contract::FieldType::validate_nested(value, at, errors);
                     }
                 });
+                if !has_serde_word(&field.attrs, "skip_deserializing") {
+                    lenient.push(LenientField {
+                        index: lenient.len(),
+                        wire: wire.clone(),
+                        aliases: serde_strings(&field.attrs, "alias")?,
+                        ty: ty.clone(),
+                        read: read_fn(&field.attrs, ty)?,
+                        checks,
+                        default,
+                    });
+                }
                 let ty_tokens = quote!(#ty);
                 let keywords = rules.iter().map(|r| schema_rule(r, &ty_tokens));
                 schema.push(quote! {
@@ -144,6 +156,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             if let Some(errors) = errors {
                 return Err(errors);
             }
+            let collect = lenient_read(&name_str, &lenient);
             quote! {
                 impl ::tern_contract::FieldType for #name {
                     fn schema(
@@ -186,6 +199,8 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                         #(#schema)*
                         ::tern_contract::__private::schema::object(properties, required)
                     }
+
+                    #collect
                 }
             }
         }
@@ -238,6 +253,186 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         #input
         #impls
     })
+}
+
+/// A field as the lenient read (the error path: every shape error at
+/// once) sees it.
+struct LenientField {
+    index: usize,
+    wire: String,
+    aliases: Vec<String>,
+    ty: syn::Type,
+    /// How the field's value is read: its `deserialize_with`, its
+    /// `with`'s `deserialize`, or the type's own `Deserialize`.
+    read: TokenStream,
+    checks: Vec<TokenStream>,
+    default: bool,
+}
+
+/// How the field with `attrs` of type `ty` is read, as serde's derive
+/// reads it.
+fn read_fn(attrs: &[Attribute], ty: &syn::Type) -> syn::Result<TokenStream> {
+    if let Some(path) = serde_string(attrs, "deserialize_with")? {
+        let path: syn::ExprPath = syn::parse_str(&path)?;
+        return Ok(quote!(#path));
+    }
+    if let Some(module) = serde_string(attrs, "with")? {
+        let path: syn::ExprPath = syn::parse_str(&format!("{module}::deserialize"))?;
+        return Ok(quote!(#path));
+    }
+    // At the field's type: a type that cannot be read is reported there.
+    Ok(quote_spanned!(ty.span()=> <#ty as ::tern_contract::__private::serde::Deserialize>::deserialize))
+}
+
+/// `Contract::__collect` for a struct: a visitor of the value's map that
+/// reads each field on its own (a failing field does not stop the
+/// others), then reports each absent required field, each value of the
+/// wrong type, each unknown key, and the rules of the fields that read.
+fn lenient_read(name_str: &str, fields: &[LenientField]) -> TokenStream {
+    let serde = quote!(::tern_contract::__private::serde);
+    let shape = quote!(::tern_contract::__private::shape);
+    let value_ty = quote!(::tern_contract::__private::serde_json::Value);
+    let wires: Vec<&String> = fields.iter().map(|f| &f.wire).collect();
+    let newtypes = fields.iter().map(|f| {
+        let newtype = format_ident!("__TernField{}", f.index);
+        let (ty, read) = (&f.ty, &f.read);
+        quote! {
+            struct #newtype(#ty);
+            impl<'de> #serde::Deserialize<'de> for #newtype {
+                fn deserialize<__D: #serde::Deserializer<'de>>(
+                    d: __D,
+                ) -> ::std::result::Result<Self, __D::Error> {
+                    #read(d).map(#newtype)
+                }
+            }
+        }
+    });
+    let slots: Vec<syn::Ident> = fields
+        .iter()
+        .map(|f| format_ident!("__field{}", f.index))
+        .collect();
+    let newtype_names: Vec<syn::Ident> = fields
+        .iter()
+        .map(|f| format_ident!("__TernField{}", f.index))
+        .collect();
+    let arms = fields
+        .iter()
+        .zip(&slots)
+        .zip(&newtype_names)
+        .map(|((f, slot), newtype)| {
+            let (wire, aliases) = (&f.wire, &f.aliases);
+            quote! {
+                #wire #(| #aliases)* => {
+                    let #shape::Captured(read) = map.next_value::<#shape::Captured<#newtype>>()?;
+                    if #slot.is_none() {
+                        #slot = ::std::option::Option::Some(
+                            read.map_err(|message| (message, whole.and_then(|w| w.get(&key)))),
+                        );
+                    }
+                }
+            }
+        });
+    let reports = fields
+        .iter()
+        .zip(&slots)
+        .zip(&newtype_names)
+        .map(|((f, slot), newtype)| {
+            let (wire, ty, checks, default) = (&f.wire, &f.ty, &f.checks, f.default);
+            quote! {
+                match #slot {
+                    ::std::option::Option::None => {
+                        if !(<#ty as ::tern_contract::FieldType>::OPTIONAL || #default) {
+                            #shape::missing(at, #wire, errors);
+                        }
+                    }
+                    ::std::option::Option::Some(::std::result::Result::Ok(#newtype(v))) => {
+                        let value = &v;
+                        let at = &at.field(#wire);
+                        #(#checks)*
+                        ::tern_contract::FieldType::validate_nested(value, at, errors);
+                    }
+                    ::std::option::Option::Some(::std::result::Result::Err((message, sub))) => {
+                        #shape::invalid::<#newtype>(at, #wire, &message, sub, errors);
+                    }
+                }
+            }
+        });
+    let slot_types = newtype_names.iter().map(|newtype| {
+        quote!(::std::option::Option<
+            ::std::result::Result<#newtype, (::std::string::String, ::std::option::Option<&'a #value_ty>)>,
+        >)
+    });
+    quote! {
+        fn __collect<'de, __D: #serde::Deserializer<'de>>(
+            de: __D,
+            whole: ::std::option::Option<&#value_ty>,
+            at: &::tern_contract::Pointer<'_>,
+            errors: &mut ::tern_contract::Violations,
+        ) -> ::std::result::Result<bool, __D::Error> {
+            const FIELDS: &[&str] = &[#(#wires),*];
+            #(#newtypes)*
+            struct Lenient<'a, 'p> {
+                whole: ::std::option::Option<&'a #value_ty>,
+                at: &'a ::tern_contract::Pointer<'p>,
+                errors: &'a mut ::tern_contract::Violations,
+            }
+            impl<'de, 'a, 'p> #serde::de::Visitor<'de> for Lenient<'a, 'p> {
+                type Value = ();
+
+                fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                    f.write_str(::std::concat!("an object (", #name_str, ")"))
+                }
+
+                #[allow(unreachable_patterns, unused_variables)]
+                fn visit_map<__A: #serde::de::MapAccess<'de>>(
+                    self,
+                    mut map: __A,
+                ) -> ::std::result::Result<(), __A::Error> {
+                    use ::tern_contract::__private::rules;
+                    let Lenient { whole, at, errors } = self;
+                    #(let mut #slots: #slot_types = ::std::option::Option::None;)*
+                    let mut unknown: ::std::vec::Vec<::std::string::String> = ::std::vec::Vec::new();
+                    while let ::std::option::Option::Some(key) =
+                        map.next_key::<::std::string::String>()?
+                    {
+                        match key.as_str() {
+                            #(#arms)*
+                            _ => {
+                                map.next_value::<#serde::de::IgnoredAny>()?;
+                                unknown.push(key);
+                            }
+                        }
+                    }
+                    #(#reports)*
+                    for key in &unknown {
+                        #shape::unknown(at, key, FIELDS, errors);
+                    }
+                    ::std::result::Result::Ok(())
+                }
+            }
+            de.deserialize_struct(#name_str, FIELDS, Lenient { whole, at, errors })
+                .map(|()| true)
+        }
+    }
+}
+
+/// Every string value of `#[serde(key = "...")]` (`alias` may repeat).
+fn serde_strings(attrs: &[Attribute], key: &str) -> syn::Result<Vec<String>> {
+    let mut found = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident(key) {
+                let lit: LitStr = meta.value()?.parse()?;
+                found.push(lit.value());
+            } else if let Ok(value) = meta.value() {
+                let _: Expr = value.parse()?;
+            } else if meta.input.peek(syn::token::Paren) {
+                let _ = meta.parse_nested_meta(|_| Ok(()));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(found)
 }
 
 /// Removes the field's `#[contract(...)]` attributes; their rules.
