@@ -65,8 +65,11 @@
 //! [`Valid<T>`] reads `application/json`, `application/cbor` (RFC 8949)
 //! and, when the app loads a [`cose::Keyring`], `application/cose` (RFC
 //! 9052: `COSE_Encrypt0`, `COSE_Mac0`, `COSE_Sign1`); it answers in the
-//! format `Accept` prefers, else the request's (a sealed request gets a
-//! sealed answer). [`ValidQuery<T>`] reads a query string as a contract
+//! format `Accept` prefers, else the request's. A sealed request gets a
+//! sealed answer, never plaintext: `406` when `Accept` refuses
+//! `application/cose`, a `500` without payload when the answer cannot be
+//! sealed. Negotiation holds behind any layer (it travels with the
+//! handler's future, not in the request context). [`ValidQuery<T>`] reads a query string as a contract
 //! (`?limit=20&tag=a&tag=b`) with the same rules and the same `422`.
 //! [`openapi::OpenApi`] makes the app's OpenAPI 3.1 document from the same
 //! types (a `ValidQuery` field is a query parameter with its constraints)
