@@ -281,7 +281,9 @@ fn read_fn(attrs: &[Attribute], ty: &syn::Type) -> syn::Result<TokenStream> {
         return Ok(quote!(#path));
     }
     // At the field's type: a type that cannot be read is reported there.
-    Ok(quote_spanned!(ty.span()=> <#ty as ::tern_contract::__private::serde::Deserialize>::deserialize))
+    Ok(
+        quote_spanned!(ty.span()=> <#ty as ::tern_contract::__private::serde::Deserialize>::deserialize),
+    )
 }
 
 /// `Contract::__collect` for a struct: a visitor of the value's map that
