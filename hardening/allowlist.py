@@ -95,6 +95,22 @@ def unroutable_target(raw):
     return target == b"*" or b"//" in target
 
 
+# RFC 9110 §7.2 `uri-host [ ":" port ]` as Tern reads it: a name of
+# letters, digits, `-` and `_` in dot-separated labels (an IPv4 address is
+# one), at most one trailing dot, or a bracketed IPv6 address; a port of 1
+# to 5 digits, at most 65535.
+HOST_OK = re.compile(rb"^(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$")
+
+
+def host_not_uri_host(raw):
+    values = re.findall(rb"\r\nhost:[ \t]*([^\r\n]*)", head_of(raw), re.I)
+    for value in values:
+        m = HOST_OK.match(value.strip(b" \t"))
+        if not m or (m.group(1) is not None and int(m.group(1)) > 65535):
+            return True
+    return False
+
+
 RULES = [
     ("accepts", "method other than llhttp's list", method_is_other_token,
      "RFC 9110 §9.1: a method is any token (and case-sensitive, so `get` is a different "
@@ -124,6 +140,11 @@ RULES = [
      "Tern's router refuses paths that do not decode (400)"),
     ("rejects", "no Host, or more than one, in HTTP/1.1", host_count_wrong,
      "RFC 9112 §3.2: a server MUST answer 400 (llhttp does not check)"),
+    ("rejects", "a Host that is not uri-host [\":\" port]", host_not_uri_host,
+     "RFC 9110 §7.2 and §4.2.3: Host is uri-host with an optional numeric port; Tern refuses "
+     "anything else (400) before ALLOWED_HOSTS, since a check that strips \"the port\" at the "
+     "last colon let `127.0.0.1:80@evil.example` through (security round 3). Refusing cannot "
+     "let a front end disagree on framing: the request is not served and nothing after it is"),
     ("rejects", "extra spaces in the request line", request_line_extra_spaces,
      "RFC 9112 §3: one SP between the parts (httparse is strict here)"),
     ("rejects", "a transfer coding other than one chunked", transfer_coding_not_chunked,
