@@ -418,15 +418,19 @@ fn lenient_read(name_str: &str, fields: &[LenientField]) -> TokenStream {
     }
 }
 
-/// Every string value of `#[serde(key = "...")]` (`alias` may repeat).
+/// Every string value of `#[serde(key = "...")]` (`alias` may repeat);
+/// other keys, and a `key(...)` form, are skipped.
 fn serde_strings(attrs: &[Attribute], key: &str) -> syn::Result<Vec<String>> {
     let mut found = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident(key) {
-                let lit: LitStr = meta.value()?.parse()?;
-                found.push(lit.value());
+                if let Ok(value) = meta.value() {
+                    let lit: LitStr = value.parse()?;
+                    found.push(lit.value());
+                }
             } else if let Ok(value) = meta.value() {
+                // Another `key = value`: skip its value.
                 let _: Expr = value.parse()?;
             } else if meta.input.peek(syn::token::Paren) {
                 let _ = meta.parse_nested_meta(|_| Ok(()));
@@ -648,26 +652,10 @@ fn rename_all(attrs: &[Attribute]) -> syn::Result<Option<String>> {
     serde_string(attrs, "rename_all")
 }
 
-/// The string value of `#[serde(key = "...")]`, if given.
+/// The string value of `#[serde(key = "...")]`, if given (the last
+/// one, as serde reads it).
 fn serde_string(attrs: &[Attribute], key: &str) -> syn::Result<Option<String>> {
-    let mut found = None;
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident(key) {
-                if let Ok(value) = meta.value() {
-                    let lit: LitStr = value.parse()?;
-                    found = Some(lit.value());
-                }
-            } else if let Ok(value) = meta.value() {
-                // Another `key = value`: skip its value.
-                let _: Expr = value.parse()?;
-            } else if meta.input.peek(syn::token::Paren) {
-                let _ = meta.parse_nested_meta(|_| Ok(()));
-            }
-            Ok(())
-        })?;
-    }
-    Ok(found)
+    Ok(serde_strings(attrs, key)?.pop())
 }
 
 /// Whether `#[serde(word)]` (or `#[serde(word = ..)]`) is given.
