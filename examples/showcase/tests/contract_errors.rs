@@ -29,7 +29,12 @@ impl Showcase {
             .local_addr()
             .unwrap()
             .port();
-        let dir = std::env::temp_dir().join(format!("tern-contract-errors-{}", std::process::id()));
+        // One directory per showcase: the tests of this file run in
+        // parallel, and one must not delete the other's database.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("tern-contract-errors-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let mut child = Command::new(BIN)
