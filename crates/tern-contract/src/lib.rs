@@ -57,7 +57,12 @@
 //! A rule on an `Option` applies when the value is present; an `Option`
 //! field may be absent or `null`. A field whose type is itself a contract
 //! is checked with its own rules (pointers continue: `/owner/email`), as
-//! are contracts in lists and maps. A unit `enum` with `#[contract]` is a
+//! are contracts in lists and maps; a `422` lists every problem inside
+//! them too (`/owner/name`, `/items/3/qty`). It lists at most
+//! [`Violations::LISTED`] (100) and counts the rest (`errorsCut`), so
+//! that 10,000 bad items cannot make a huge answer. A query's nested
+//! parameters (`user[name]=x`) name the first problem inside each. A
+//! unit `enum` with `#[contract]` is a
 //! string with a fixed set of values. Unknown fields are refused (`422`
 //! naming them), as the schema's `additionalProperties: false` says.
 //!

@@ -64,6 +64,28 @@ pub trait FieldType {
     fn validate_nested(&self, at: &crate::Pointer<'_>, errors: &mut crate::Violations) {
         let _ = (at, errors);
     }
+
+    /// Whether the type holds contracts (a contract, or a list, map,
+    /// `Option` or `Box` of them): whether [`FieldType::__collect_value`]
+    /// can list what is wrong inside a value. For the lenient read.
+    #[doc(hidden)]
+    const __NESTED: bool = false;
+
+    /// Lists everything wrong in `value` (JSON) read as this type at
+    /// `at`: each contract inside it read leniently (see
+    /// `Contract::__collect`). `true` when something was listed; `false`
+    /// when the type cannot tell (a plain value: the caller reports the
+    /// strict read's message). For the error path of the lenient read;
+    /// `#[contract]` writes it for a contract.
+    #[doc(hidden)]
+    fn __collect_value(
+        value: &Value,
+        at: &crate::Pointer<'_>,
+        errors: &mut crate::Violations,
+    ) -> bool {
+        let _ = (value, at, errors);
+        false
+    }
 }
 
 macro_rules! plain {
@@ -117,6 +139,17 @@ impl<T: FieldType> FieldType for Option<T> {
             value.validate_nested(at, errors);
         }
     }
+
+    const __NESTED: bool = T::__NESTED;
+
+    fn __collect_value(
+        value: &Value,
+        at: &crate::Pointer<'_>,
+        errors: &mut crate::Violations,
+    ) -> bool {
+        // `null` is `None`: nothing wrong there.
+        !value.is_null() && T::__collect_value(value, at, errors)
+    }
 }
 
 impl<T: FieldType> FieldType for Box<T> {
@@ -129,6 +162,16 @@ impl<T: FieldType> FieldType for Box<T> {
     fn validate_nested(&self, at: &crate::Pointer<'_>, errors: &mut crate::Violations) {
         (**self).validate_nested(at, errors);
     }
+
+    const __NESTED: bool = T::__NESTED;
+
+    fn __collect_value(
+        value: &Value,
+        at: &crate::Pointer<'_>,
+        errors: &mut crate::Violations,
+    ) -> bool {
+        T::__collect_value(value, at, errors)
+    }
 }
 
 impl<T: FieldType> FieldType for Vec<T> {
@@ -140,6 +183,24 @@ impl<T: FieldType> FieldType for Vec<T> {
         for (i, item) in self.iter().enumerate() {
             item.validate_nested(&at.index(i), errors);
         }
+    }
+
+    const __NESTED: bool = T::__NESTED;
+
+    fn __collect_value(
+        value: &Value,
+        at: &crate::Pointer<'_>,
+        errors: &mut crate::Violations,
+    ) -> bool {
+        // Not a list (or a list of plain values): the strict message.
+        let (true, Value::Array(items)) = (T::__NESTED, value) else {
+            return false;
+        };
+        let before = errors.len();
+        for (i, item) in items.iter().enumerate() {
+            T::__collect_value(item, &at.index(i), errors);
+        }
+        errors.len() > before
     }
 }
 
@@ -154,6 +215,23 @@ macro_rules! map {
                 for (key, value) in self {
                     value.validate_nested(&at.key(key), errors);
                 }
+            }
+
+            const __NESTED: bool = T::__NESTED;
+
+            fn __collect_value(
+                value: &Value,
+                at: &crate::Pointer<'_>,
+                errors: &mut crate::Violations,
+            ) -> bool {
+                let (true, Value::Object(members)) = (T::__NESTED, value) else {
+                    return false;
+                };
+                let before = errors.len();
+                for (key, member) in members {
+                    T::__collect_value(member, &at.key(key), errors);
+                }
+                errors.len() > before
             }
         }
     )*};

@@ -48,13 +48,74 @@ pub fn invalid<F: DeserializeOwned>(
     value: Option<&Value>,
     errors: &mut Violations,
 ) {
+    if errors.is_full() {
+        // Counted only: no pointer to look for.
+        errors.push(Violation {
+            pointer: String::new(),
+            rule: "type",
+            detail: String::new(),
+        });
+        return;
+    }
     let mut pointer = at.field(name).render();
     if let Some(inner) = value.and_then(tern::__private::json_pointer::<F, _>) {
         pointer.push_str(&inner);
     }
-    // The rule, from serde's message (its errors carry no kind): JSON's
-    // `unknown variant`, a query's `expected one of`.
-    let rule = if message.starts_with("unknown variant") || message.starts_with("expected one of") {
+    errors.push(Violation {
+        pointer,
+        rule: rule_of(message),
+        detail: cut(message),
+    });
+}
+
+/// Lists what is wrong in `value`, the JSON value of a field of
+/// contract type `T` at `at` whose strict read failed: every missing,
+/// mistyped and unknown field inside it and the rules of those that read
+/// (recursing into the contracts inside it), else the strict read's own
+/// message, pointing inside. `true` when something was listed.
+///
+/// Cost: the lenient read of `value`, which reads each of its fields
+/// strictly and walks again only into those that fail; so a value costs
+/// one pass per level of failing nesting above it, at most `MAX_DEPTH`
+/// (the strict read's limit, which the body got past).
+pub fn nested<T: Contract>(value: &Value, at: &Pointer<'_>, errors: &mut Violations) -> bool {
+    let before = errors.len();
+    match T::__collect(value, Some(value), at, errors) {
+        Ok(true) if errors.len() > before => return true,
+        Ok(_) => {}
+        // Not an object: what the strict read says of it, below.
+        Err(_) => errors.truncate(before),
+    }
+    match T::deserialize(value) {
+        Ok(_) => false,
+        Err(e) => {
+            if errors.is_full() {
+                errors.push(Violation {
+                    pointer: String::new(),
+                    rule: "type",
+                    detail: String::new(),
+                });
+                return true;
+            }
+            let mut pointer = at.render();
+            if let Some(inner) = tern::__private::json_pointer::<T, _>(value) {
+                pointer.push_str(&inner);
+            }
+            let message = e.to_string();
+            errors.push(Violation {
+                pointer,
+                rule: rule_of(&message),
+                detail: cut(&message),
+            });
+            true
+        }
+    }
+}
+
+/// The rule a serde message names (its errors carry no kind): JSON's
+/// `unknown variant`, a query's `expected one of`, ...
+fn rule_of(message: &str) -> &'static str {
+    if message.starts_with("unknown variant") || message.starts_with("expected one of") {
         "enum"
     } else if message.starts_with("missing field") {
         "required"
@@ -62,12 +123,7 @@ pub fn invalid<F: DeserializeOwned>(
         "additionalProperties"
     } else {
         "type"
-    };
-    errors.0.push(Violation {
-        pointer,
-        rule,
-        detail: cut(message),
-    });
+    }
 }
 
 /// Records that `key` under `at` is not one of `fields`.

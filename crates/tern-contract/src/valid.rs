@@ -275,8 +275,15 @@ pub(crate) fn invalid(status: StatusCode, violations: &Violations) -> Response {
     } else {
         violations.summary()
     };
-    Problem::new(status)
+    let problem = Problem::new(status)
         .with_detail(detail)
-        .with_extension("errors", &violations.0)
-        .into_response()
+        .with_extension("errors", violations.as_slice());
+    if violations.cut() > 0 {
+        // Past `Violations::LISTED`: counted, not listed.
+        problem
+            .with_extension("errorsCut", violations.cut())
+            .into_response()
+    } else {
+        problem.into_response()
+    }
 }

@@ -130,39 +130,127 @@ impl fmt::Display for Violation {
     }
 }
 
-/// Every rule a value breaks, in the order of its fields.
+/// Every rule a value breaks, in the order of its fields: the first
+/// [`Violations::LISTED`] of them, and how many more were found.
+///
+/// The list is capped because a client controls how many there are: a
+/// body of 10,000 bad items would otherwise make 20,000 violations (and
+/// their pointers and details) from a few tens of kilobytes. Past the cap
+/// a violation is counted, not kept, so a `422` stays small whatever the
+/// body, and says how many were cut.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Violations(pub Vec<Violation>);
+pub struct Violations {
+    listed: Vec<Violation>,
+    cut: usize,
+}
 
 impl Violations {
+    /// How many violations are kept; the rest are counted
+    /// ([`Violations::cut`]).
+    pub const LISTED: usize = 100;
+
     /// Records that the value at `at` breaks `rule`.
     pub fn add(&mut self, at: &Pointer<'_>, rule: &'static str, detail: impl Into<String>) {
-        self.0.push(Violation {
+        if self.is_full() {
+            // Counted only: neither the pointer nor the detail is written.
+            self.cut += 1;
+            return;
+        }
+        self.listed.push(Violation {
             pointer: at.render(),
             rule,
             detail: detail.into(),
         });
     }
 
-    /// Whether nothing was found.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+    /// Records `violation` (counted only, past the cap).
+    pub fn push(&mut self, violation: Violation) {
+        if self.is_full() {
+            self.cut += 1;
+        } else {
+            self.listed.push(violation);
+        }
     }
 
-    /// One line naming every violation, for a problem's `detail` or a log.
+    /// Whether the list is at its cap: what is found next is only
+    /// counted. Lets a walk skip writing what would not be kept.
+    pub fn is_full(&self) -> bool {
+        self.listed.len() >= Self::LISTED
+    }
+
+    /// Whether nothing was found.
+    pub fn is_empty(&self) -> bool {
+        self.listed.is_empty() && self.cut == 0
+    }
+
+    /// How many were found, listed or not.
+    pub fn len(&self) -> usize {
+        self.listed.len() + self.cut
+    }
+
+    /// How many were found past the cap and not listed.
+    pub fn cut(&self) -> usize {
+        self.cut
+    }
+
+    /// The listed violations, in the order they were found.
+    pub fn as_slice(&self) -> &[Violation] {
+        &self.listed
+    }
+
+    /// The listed violations.
+    pub fn iter(&self) -> std::slice::Iter<'_, Violation> {
+        self.listed.iter()
+    }
+
+    /// Forgets what was found after the first `len` (a lenient read that
+    /// gave up on a value).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        if len <= self.listed.len() {
+            self.listed.truncate(len);
+            self.cut = 0;
+        } else {
+            self.cut = self.cut.min(len - self.listed.len());
+        }
+    }
+
+    /// One line naming the violations (the first ten, and how many
+    /// more), for a problem's `detail` or a log.
     pub fn summary(&self) -> String {
-        let n = self.0.len();
-        let list = self
-            .0
+        const NAMED: usize = 10;
+        let n = self.len();
+        let mut list = self
+            .listed
             .iter()
+            .take(NAMED)
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join("; ");
+        if n > NAMED {
+            list.push_str(&format!("; and {} more", n - NAMED));
+        }
+        let cut = if self.cut > 0 {
+            format!(
+                " (the first {} are listed in `errors`, {} more were cut)",
+                self.listed.len(),
+                self.cut
+            )
+        } else {
+            String::new()
+        };
         if n == 1 {
             format!("1 value breaks its contract: {list}")
         } else {
-            format!("{n} values break their contract: {list}")
+            format!("{n} values break their contract{cut}: {list}")
         }
+    }
+}
+
+impl<'a> IntoIterator for &'a Violations {
+    type Item = &'a Violation;
+    type IntoIter = std::slice::Iter<'a, Violation>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.listed.iter()
     }
 }
 

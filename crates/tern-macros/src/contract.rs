@@ -135,6 +135,8 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                         aliases: serde_strings(&field.attrs, "alias")?,
                         ty: ty.clone(),
                         read: read_fn(&field.attrs, ty)?,
+                        own_read: serde_string(&field.attrs, "deserialize_with")?.is_none()
+                            && serde_string(&field.attrs, "with")?.is_none(),
                         checks,
                         default,
                     });
@@ -173,6 +175,16 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                         errors: &mut ::tern_contract::Violations,
                     ) {
                         ::tern_contract::Contract::validate_into(self, at, errors);
+                    }
+
+                    const __NESTED: bool = true;
+
+                    fn __collect_value(
+                        value: &::tern_contract::__private::serde_json::Value,
+                        at: &::tern_contract::Pointer<'_>,
+                        errors: &mut ::tern_contract::Violations,
+                    ) -> bool {
+                        ::tern_contract::__private::shape::nested::<Self>(value, at, errors)
                     }
                 }
 
@@ -265,6 +277,10 @@ struct LenientField {
     /// How the field's value is read: its `deserialize_with`, its
     /// `with`'s `deserialize`, or the type's own `Deserialize`.
     read: TokenStream,
+    /// Whether `read` is the type's own `Deserialize`: then a value that
+    /// fails is walked as the type (the contracts inside it list every
+    /// problem), else only the read's message is reported.
+    own_read: bool,
     checks: Vec<TokenStream>,
     default: bool,
 }
@@ -340,6 +356,24 @@ fn lenient_read(name_str: &str, fields: &[LenientField]) -> TokenStream {
         .zip(&newtype_names)
         .map(|((f, slot), newtype)| {
             let (wire, ty, checks, default) = (&f.wire, &f.ty, &f.checks, f.default);
+            // A field holding contracts (`owner: Person`, `items:
+            // Vec<Item>`) lists every problem inside its value, walked as
+            // JSON (bodies; a query has no such tree): the error path
+            // only, one more pass per level of failing nesting.
+            let nested = if f.own_read {
+                quote! {
+                    <#ty as ::tern_contract::FieldType>::__NESTED
+                        && sub.is_some_and(|sub| {
+                            <#ty as ::tern_contract::FieldType>::__collect_value(
+                                sub,
+                                &at.field(#wire),
+                                errors,
+                            )
+                        })
+                }
+            } else {
+                quote!(false)
+            };
             quote! {
                 match #slot {
                     ::std::option::Option::None => {
@@ -354,7 +388,9 @@ fn lenient_read(name_str: &str, fields: &[LenientField]) -> TokenStream {
                         ::tern_contract::FieldType::validate_nested(value, at, errors);
                     }
                     ::std::option::Option::Some(::std::result::Result::Err((message, sub))) => {
-                        #shape::invalid::<#newtype>(at, #wire, &message, sub, errors);
+                        if !(#nested) {
+                            #shape::invalid::<#newtype>(at, #wire, &message, sub, errors);
+                        }
                     }
                 }
             }
@@ -576,6 +612,12 @@ fn validate_rule(rule: &Rule, ty: &syn::Type) -> TokenStream {
             let (min, max) = (option(min.as_ref()), option(max.as_ref()));
             quote_spanned!(*span=> rules::range(value, #min, #max, at, errors);)
         }
+        // `RE` is a static per pattern rule (one per expansion site): the
+        // regex compiled once, on first use, from the literal checked at
+        // compile time. Shared by every app, request and thread, which is
+        // safe: it is immutable once set, the same for everyone (a
+        // function of the literal only), and `OnceLock` makes the first
+        // set race-free.
         Rule::Pattern { span, source } => quote_spanned! {*span=>
             {
                 static RE: ::tern_contract::__private::OnceLock<::tern_contract::__private::rules::Pattern> =
