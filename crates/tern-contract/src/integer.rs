@@ -23,26 +23,49 @@ macro_rules! integer {
 
 integer!(i8 i16 i32 i64 u8 u16 u32 u64);
 
+// The one piece of ambient state in the contract crates: whether integer
+// fields also read decimal text. It stays a thread-local because the mode
+// has to reach `deserialize` below, a `deserialize_with` function that
+// serde's derive calls with nothing but the deserializer (a seed cannot
+// pass through a derived `Deserialize`, and the deserializer is tern's
+// query reader, which this crate cannot wrap without taking over its
+// every method). It is safe because it is only ever set by
+// [`TextIntegers`], whose `Deserialize` sets it, runs `T::deserialize`
+// and restores the previous value: within one synchronous call on one
+// thread, with no `.await` in between (nothing another task could run
+// in), restored by a guard's `Drop` (so also when the call unwinds), and
+// nested uses restore what they found.
 thread_local! {
     static TEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// While alive, integer fields on this thread also read decimal text:
-/// every value of a query string is text (`?limit=20`), where a JSON body
-/// that sends `"20"` for an integer is refused.
-pub(crate) struct TextIntegers {
+/// A `T` whose integer fields also read decimal text, for the whole of
+/// its (synchronous) deserialization: every value of a query string is
+/// text (`?limit=20`), where a JSON body that sends `"20"` for an integer
+/// is refused. `ValidQuery` reads `Query<TextIntegers<T>>`.
+pub(crate) struct TextIntegers<T>(pub(crate) T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for TextIntegers<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let _text = TextMode::enter();
+        T::deserialize(d).map(TextIntegers)
+    }
+}
+
+/// While alive, `TEXT` is set; dropping it restores what it was.
+struct TextMode {
     before: bool,
 }
 
-impl TextIntegers {
-    pub(crate) fn allow() -> Self {
-        TextIntegers {
+impl TextMode {
+    fn enter() -> Self {
+        TextMode {
             before: TEXT.replace(true),
         }
     }
 }
 
-impl Drop for TextIntegers {
+impl Drop for TextMode {
     fn drop(&mut self) {
         TEXT.set(self.before);
     }

@@ -65,12 +65,8 @@ where
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Response> {
-        // `Query` reads the string without yielding: the flag cannot leak
-        // to another task on this thread.
-        let text = TextIntegers::allow();
-        let rejection = match Query::<T>::from_request_parts(parts, state).await {
-            Ok(Query(value)) => {
-                drop(text);
+        let rejection = match Query::<TextIntegers<T>>::from_request_parts(parts, state).await {
+            Ok(Query(TextIntegers(value))) => {
                 return match value.validate() {
                     Ok(()) => Ok(ValidQuery(value)),
                     Err(violations) => Err(invalid(StatusCode::UNPROCESSABLE_ENTITY, &violations)),
@@ -82,9 +78,8 @@ where
         // one that is missing, unknown, of the wrong type or breaking a
         // rule. What does not parse at all (a malformed percent-escape,
         // past the limits) fails here too, and stays the `400`.
-        let collected = Query::<Collected<T>>::from_request_parts(parts, state).await;
-        drop(text);
-        match collected.map(|Query(c)| c.found()) {
+        let collected = Query::<TextIntegers<Collected<T>>>::from_request_parts(parts, state).await;
+        match collected.map(|Query(TextIntegers(c))| c.found()) {
             Ok(Some(violations)) => Err(invalid(StatusCode::UNPROCESSABLE_ENTITY, &violations)),
             Ok(None) => Err(rejection.into_response()),
             Err(unparsable) => Err(unparsable.into_response()),
