@@ -713,12 +713,20 @@ struct IdBatch {
 }
 
 thread_local! {
+    /// Each thread's batch of request IDs. Safe as a thread-local: it
+    /// holds IDs not yet given to any request, never a request's values;
+    /// `next_request_id` borrows it for one synchronous call, and an ID,
+    /// once cut, belongs to its request only (the batch's buffer is reused
+    /// only when no ID cut from it is alive).
     static ID_BATCHES: std::cell::RefCell<IdBatch> = const {
         std::cell::RefCell::new(IdBatch { buf: bytes::Bytes::new(), next: ID_BATCH })
     };
 }
 
 fn id_prefix() -> u64 {
+    // Process-wide and written once: the same random prefix for every
+    // request is the point (IDs from one process share it); it says
+    // nothing about any request.
     static PREFIX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *PREFIX.get_or_init(|| {
         use std::hash::{BuildHasher, Hasher};
@@ -737,6 +745,8 @@ fn next_request_id() -> RequestIdValue {
     // Within a batch only the counter's last two digits change: batches
     // start at multiples of `ID_BATCH`, which divides 256.
     const _: () = assert!(256 % ID_BATCH == 0);
+    // Process-wide so that IDs are unique across threads and apps; an
+    // atomic add hands each batch's range to one thread only.
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     ID_BATCHES.with(|batch| {
         let mut batch = batch.borrow_mut();
@@ -938,15 +948,22 @@ impl AppService {
                         path: req.uri().path().to_owned(),
                     })
                 });
-                let mut ctx = Some(ctx);
+                // The context goes with the request, wherever the chain
+                // takes it; the response future keeps what it needs of it.
+                let (request_id, peer) = (ctx.request_id.clone(), ctx.peer);
+                let mut req = req;
+                req.extensions_mut().insert(ctx);
+                let mut app = Some(Arc::clone(&inner.shared));
                 // Routing (and any synchronous part of the chain) runs here.
                 let fut = {
-                    let _entered = crate::context::enter(&mut ctx);
+                    let _entered = crate::context::enter(&mut app);
                     inner.chain.call_in(&mut Some(req))
                 };
                 State::Running {
                     fut,
-                    ctx,
+                    app,
+                    request_id: Some(request_id),
+                    peer,
                     timer: None,
                     is_head,
                     http1,
@@ -975,7 +992,11 @@ pub struct ResponseFuture {
 enum State {
     Running {
         fut: crate::handler::BoxFuture,
-        ctx: Option<Box<Ctx>>,
+        /// The app, current while the chain polls (see `context`), for
+        /// answers that have no request to read it from.
+        app: Option<Arc<Shared>>,
+        request_id: Option<RequestIdValue>,
+        peer: Option<SocketAddr>,
         timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
         is_head: bool,
         http1: bool,
@@ -1013,15 +1034,19 @@ impl Future for ResponseFuture {
                 }))
             }
             State::Running {
-                fut, ctx, timer, ..
+                fut,
+                app,
+                peer,
+                timer,
+                ..
             } => {
                 let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    let _entered = crate::context::enter(ctx);
+                    let _entered = crate::context::enter(app);
                     fut.as_mut().poll(cx)
                 }));
                 match polled {
                     Ok(Poll::Ready(res)) => res,
-                    Err(panic) => panic_response(shared, panic, ctx.as_ref().and_then(|c| c.peer)),
+                    Err(panic) => panic_response(shared, panic, *peer),
                     Ok(Poll::Pending) => {
                         let limit = shared.config.timeouts.request;
                         let timer =
@@ -1040,7 +1065,7 @@ impl Future for ResponseFuture {
             }
         };
         let State::Running {
-            ctx,
+            request_id,
             is_head,
             http1,
             log,
@@ -1051,7 +1076,7 @@ impl Future for ResponseFuture {
             return Poll::Ready(res);
         };
         let (is_head, http1, log, accept) = (*is_head, *http1, log.take(), accept.take());
-        let request_id = ctx.take().map(|ctx| ctx.request_id);
+        let request_id = request_id.take();
         this.state = State::Done(None);
         if let Some(log) = log {
             tracing::info!(
@@ -1178,7 +1203,7 @@ fn prepare(
     req: &Request,
     peer: Option<SocketAddr>,
     drain: Option<Arc<crate::drain::DrainState>>,
-) -> Result<Box<Ctx>, Response> {
+) -> Result<Ctx, Response> {
     let config = &shared.config;
     if let Err(problem) = check_head(req, config.limits.max_body_bytes) {
         let unsupported_coding = problem.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE;
@@ -1239,14 +1264,13 @@ fn prepare(
         None
     };
     let request_id = trusted_id.unwrap_or_else(next_request_id);
-    // Built in its box: the context is moved by pointer from here on.
-    Ok(Box::new(Ctx {
+    Ok(Ctx {
         shared: Arc::clone(shared),
         peer,
         request_id,
         params: PathParams::default(),
         drain,
-    }))
+    })
 }
 
 /// The final touches of every answer, in place (a response is a few
@@ -1382,7 +1406,13 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let peer = req.extensions().get::<std::net::SocketAddr>().copied();
+        // An app served inside another app's route keeps the outer
+        // request's peer.
+        let peer = req
+            .extensions()
+            .get::<std::net::SocketAddr>()
+            .copied()
+            .or_else(|| crate::context::with(req.extensions(), |c| c.peer).flatten());
         AppService::call(self, req.map(Body::new), peer).map(Ok)
     }
 }

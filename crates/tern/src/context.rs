@@ -1,47 +1,100 @@
 //! The framework's per-request values (`Ctx`): the app, the peer, the
-//! request ID, the route parameters.
+//! request ID, the route parameters, the server's drain.
 //!
-//! They are not stored in the request's extensions, which would cost three
-//! allocations per request (the map, its table, the boxed value) and a hash
-//! lookup per read: the app's [`ResponseFuture`](crate::ResponseFuture)
-//! owns the `Ctx` and makes it the thread's *current* context while it
-//! polls the middleware chain and the handler ([`enter`]), so everything
-//! the request runs through sees it ([`with`]). A request that crosses a
-//! tower layer carries a copy in its extensions instead (the layer may hand
-//! it to another task, such as `tower::buffer`'s worker), and a copy the
-//! request carries takes precedence over the current one.
+//! They live in the request's extensions, put there when the app starts
+//! the request (`app::prepare`), so they go wherever the request goes:
+//! through tower layers, into a task a middleware spawns
+//! (`tokio::spawn(next.run(req))`), through `tower::buffer`'s worker.
+//! Every reader finds them through the request ([`with`]); a request that
+//! was not received by a Tern app has none, and its readers say so.
+//!
+//! This costs the extension map (two allocations: the map and its table,
+//! the context itself is the map's one boxed value) and a hash lookup per
+//! read. A thread-local owned by the response future was cheaper, but it
+//! was current only while the app's own future polled: a request handed to
+//! another task lost its context and its handler answered `500`.
+//!
+//! What has no request to read from, an answer's `IntoResponse` (the
+//! configuration `tern-contract` consults, the routes of the API
+//! document), reads the *current app* instead ([`with_app`]): a
+//! thread-local that holds the app (never a request's values) only while
+//! something that belongs to one request runs on the thread. Three scopes
+//! set it, each around one synchronous poll or call, restoring the
+//! previous value when it ends (also when unwinding):
+//! - the app's [`ResponseFuture`](crate::ResponseFuture), around each poll
+//!   of the middleware chain and the handler;
+//! - a [`Route`](crate::routing::Route) called as a tower service (what
+//!   every layer and `from_fn` middleware calls inward), around each poll
+//!   of the inner chain, so a handler polled on another task has it too;
+//! - [`RequestContext::scope`](crate::RequestContext::scope) and its
+//!   `spawn` and `spawn_blocking`, for work a handler hands off.
+//!
+//! Because a scope lasts exactly one poll and puts back what it found,
+//! a future polled later on the same thread, or a request served inline
+//! inside another's handler, never sees another app's value.
 
-use std::{cell::RefCell, net::SocketAddr, sync::Arc};
+use std::{
+    cell::RefCell,
+    future::Future,
+    net::SocketAddr,
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+};
 
 use http::HeaderValue;
 use smallvec::SmallVec;
 
 use crate::app::Shared;
 
+/// Runs `f` on the context of the request whose extensions these are;
+/// `None` for a request that no Tern app started.
+#[inline]
+pub(crate) fn with<R>(extensions: &http::Extensions, f: impl FnOnce(&Ctx) -> R) -> Option<R> {
+    extensions.get::<Ctx>().map(f)
+}
+
+/// [`with`], mutably.
+#[inline]
+pub(crate) fn with_mut<R>(
+    extensions: &mut http::Extensions,
+    f: impl FnOnce(&mut Ctx) -> R,
+) -> Option<R> {
+    extensions.get_mut::<Ctx>().map(f)
+}
+
 thread_local! {
-    static CURRENT: RefCell<Option<Box<Ctx>>> = const { RefCell::new(None) };
+    /// The current app; see the module documentation for the scopes that
+    /// set it and why no request can see another app's.
+    static APP: RefCell<Option<Arc<Shared>>> = const { RefCell::new(None) };
 }
 
-/// While alive, the context that was in `slot` is the thread's current
-/// one and `slot` holds the previous current context (a request served
-/// inside another's handler); dropping it (also when unwinding) swaps them
-/// back. The context is boxed so that these swaps, and every move of the
-/// response future that owns it, copy a pointer rather than the whole
-/// context: one allocation per request, where storing it as a request
-/// extension costs three.
+/// Runs `f` on the current app (see the module documentation); `None`
+/// outside every scope.
+pub(crate) fn with_app<R>(f: impl FnOnce(&Shared) -> R) -> Option<R> {
+    APP.with(|a| a.try_borrow().ok()?.as_deref().map(f))
+}
+
+/// While alive, the app that was in `slot` is the current one and `slot`
+/// holds the previous current app (a request served inside another's
+/// handler); dropping it (also when unwinding) swaps them back.
 pub(crate) struct Entered<'a> {
-    slot: &'a mut Option<Box<Ctx>>,
+    slot: &'a mut Option<Arc<Shared>>,
 }
 
-/// Makes `slot`'s context current for as long as the guard lives.
-pub(crate) fn enter(slot: &mut Option<Box<Ctx>>) -> Entered<'_> {
+/// Makes `slot`'s app current for as long as the guard lives.
+#[inline]
+pub(crate) fn enter(slot: &mut Option<Arc<Shared>>) -> Entered<'_> {
     swap_current(slot);
     Entered { slot }
 }
 
-fn swap_current(slot: &mut Option<Box<Ctx>>) {
-    CURRENT.with(|c| {
-        // Only `with` borrows, and never across a poll, so this succeeds.
+#[inline]
+fn swap_current(slot: &mut Option<Arc<Shared>>) {
+    APP.with(|c| {
+        // Only `with_app` borrows, for the length of its closure. Were the
+        // closure to poll a scope, both its swaps would be skipped alike,
+        // so the guard never puts back a value it did not take.
         if let Ok(mut current) = c.try_borrow_mut() {
             std::mem::swap(&mut *current, slot);
         }
@@ -49,47 +102,36 @@ fn swap_current(slot: &mut Option<Box<Ctx>>) {
 }
 
 impl Drop for Entered<'_> {
+    #[inline]
     fn drop(&mut self) {
         swap_current(self.slot);
     }
 }
 
-/// Runs `f` on the context of the request whose extensions these are: the
-/// copy it carries, else the thread's current one; `None` outside a Tern
-/// app.
-pub(crate) fn with<R>(extensions: &http::Extensions, f: impl FnOnce(&Ctx) -> R) -> Option<R> {
-    if let Some(ctx) = extensions.get::<Ctx>() {
-        return Some(f(ctx));
+pin_project_lite::pin_project! {
+    /// A future polled with an app current; see [`scoped`].
+    pub(crate) struct Scoped<F> {
+        app: Option<Arc<Shared>>,
+        #[pin]
+        fut: F,
     }
-    CURRENT.with(|c| c.try_borrow().ok()?.as_deref().map(f))
 }
 
-/// Runs `f` on the thread's current context, for a request known to
-/// carry no copy of its own (see [`with_mut`]).
-pub(crate) fn with_current_mut<R>(f: impl FnOnce(&mut Ctx) -> R) -> Option<R> {
-    CURRENT.with(|c| c.try_borrow_mut().ok()?.as_deref_mut().map(f))
+/// `fut`, with `app` current while it polls.
+pub(crate) fn scoped<F: Future>(app: Arc<Shared>, fut: F) -> Scoped<F> {
+    Scoped {
+        app: Some(app),
+        fut,
+    }
 }
 
-/// [`with`], mutably.
-pub(crate) fn with_mut<R>(
-    extensions: &mut http::Extensions,
-    f: impl FnOnce(&mut Ctx) -> R,
-) -> Option<R> {
-    if let Some(ctx) = extensions.get_mut::<Ctx>() {
-        return Some(f(ctx));
-    }
-    with_current_mut(f)
-}
+impl<F: Future> Future for Scoped<F> {
+    type Output = F::Output;
 
-/// Gives a request about to cross a tower layer its own copy of the
-/// current context, so that it keeps it if the layer moves it to another
-/// task.
-pub(crate) fn attach(extensions: &mut http::Extensions) {
-    if extensions.get::<Ctx>().is_some() {
-        return;
-    }
-    if let Some(ctx) = CURRENT.with(|c| c.try_borrow().ok()?.as_deref().cloned()) {
-        extensions.insert(ctx);
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let _entered = enter(this.app);
+        this.fut.poll(cx)
     }
 }
 

@@ -69,6 +69,12 @@ impl std::fmt::Debug for Shutdown {
 }
 
 impl Shutdown {
+    /// The shutdown of the server whose drain this is (none outside a
+    /// server).
+    pub(crate) fn of(state: Option<Arc<DrainState>>) -> Self {
+        Shutdown { state }
+    }
+
     /// Whether the server has started to drain.
     pub fn is_signaled(&self) -> bool {
         self.state.as_ref().is_some_and(|s| *s.stop.borrow())
@@ -128,6 +134,6 @@ impl<S: Send + Sync> FromRequestParts<S> for Shutdown {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
         let state = crate::context::with(&parts.extensions, |c| c.drain.clone()).flatten();
-        Ok(Shutdown { state })
+        Ok(Shutdown::of(state))
     }
 }

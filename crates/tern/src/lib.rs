@@ -11,6 +11,7 @@ mod json;
 pub mod middleware;
 mod negotiation;
 pub mod net;
+mod request_context;
 pub mod response;
 pub mod routing;
 mod server;
@@ -25,6 +26,7 @@ pub use config::Config;
 pub use drain::{DrainGuard, Shutdown};
 pub use handler::Handler;
 pub use json::Json;
+pub use request_context::RequestContext;
 pub use response::IntoResponse;
 pub use server::{run, serve, shutdown_signal, Error, Server};
 
@@ -46,10 +48,13 @@ pub mod __private {
     };
 
     /// Runs `f` on the configuration of the app answering a request on
-    /// this thread (while its handler or middleware runs); `None` outside.
-    /// For Tern's batteries (`tern-contract`'s responses).
+    /// this thread (while its handler or middleware is polled, also on a
+    /// task a layer moved it to, and inside
+    /// [`RequestContext::scope`](crate::RequestContext::scope)); `None`
+    /// outside. For Tern's batteries (`tern-contract`'s responses, which
+    /// have no request to read it from).
     pub fn current_config<R>(f: impl FnOnce(&crate::Config) -> R) -> Option<R> {
-        crate::context::with(&http::Extensions::new(), |c| f(&c.shared.config))
+        crate::context::with_app(|app| f(&app.config))
     }
 
     /// The JSON pointer (`/tags/2`) of the value `de` gets wrong for `T`,
@@ -63,9 +68,10 @@ pub mod __private {
     }
 
     /// Runs `f` on the routes of the app answering a request on this
-    /// thread (for a handler that serves the app's API document).
+    /// thread, as [`current_config`] finds it (for a handler that serves
+    /// the app's API document).
     pub fn current_api_routes<R>(f: impl FnOnce(&[crate::routing::ApiRoute]) -> R) -> Option<R> {
-        crate::context::with(&http::Extensions::new(), |c| f(c.shared.table.api()))
+        crate::context::with_app(|app| f(app.table.api()))
     }
 
     pub use crate::negotiation::Negotiated;

@@ -6,13 +6,19 @@
 //! it (the key a COSE request was sealed with), in a slot that is the
 //! thread's current one only while the handler's future polls
 //! ([`scoped`]). The slot lives in that future, not in the request
-//! context: a layer between the app and the handler gives the request a
-//! copy of the context (see `context::attach`) and may run the handler on
-//! another task, where the app's context is not current; the handler's
-//! future, wherever it is polled, always carries its slot. It is swapped
-//! in and out around each poll, so a task that polls another request's
-//! handler in between (a handler serving a request inline) never sees
-//! this one's.
+//! context: the answer is made after the handler has taken (and usually
+//! dropped) the request, and the handler's future, wherever it is polled
+//! (a layer may run it on another task), always carries its slot.
+//!
+//! Why the thread-local is safe: it is set only by [`scoped`], around one
+//! synchronous poll of one handler's future, and put back as it was when
+//! that poll ends (a guard, so also when unwinding). Everything that reads
+//! it ([`take`], [`set_hint`]) runs inside such a poll, so it sees the
+//! negotiation of the handler being polled and no other: a task that
+//! polls another request's handler in between (a handler serving a
+//! request inline) swaps its own in and out the same way. A future the
+//! handler spawns is polled outside the scope and sees none (its answer
+//! is not the handler's).
 
 use std::{cell::RefCell, future::Future, pin::pin, sync::Arc};
 

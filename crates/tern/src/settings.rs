@@ -226,8 +226,34 @@ impl fmt::Debug for Secret {
 }
 
 thread_local! {
-    /// Set while settings are loaded for a production app.
+    /// Set while settings are loaded for a production app. Safe as a
+    /// thread-local: [`load`] sets it around one synchronous call
+    /// (`T::deserialize`) and puts back what it found when that call ends
+    /// (a guard, so also when a `Deserialize` panics), and the readers
+    /// ([`loading_for_production`], `Secret`'s `Deserialize`) run inside
+    /// that call. No request reads it, and a load on another thread has
+    /// its own.
     static PRODUCTION: Cell<bool> = const { Cell::new(false) };
+}
+
+/// While alive, [`PRODUCTION`] is as set by [`LoadingFor::enter`];
+/// dropping it puts back the value it found.
+struct LoadingFor {
+    was: bool,
+}
+
+impl LoadingFor {
+    fn enter(production: bool) -> Self {
+        LoadingFor {
+            was: PRODUCTION.with(|p| p.replace(production)),
+        }
+    }
+}
+
+impl Drop for LoadingFor {
+    fn drop(&mut self) {
+        PRODUCTION.with(|p| p.set(self.was));
+    }
 }
 
 /// Whether the settings being loaded on this thread are a production
@@ -338,12 +364,12 @@ pub fn load<T: DeserializeOwned>(prefix: &str, config: &Config) -> Result<T, Con
             ));
         }
     }
-    let was = PRODUCTION.with(|p| p.replace(config.is_production()));
+    let loading = LoadingFor::enter(config.is_production());
     let result = T::deserialize(NodeDe {
         node: &Node::Map(map),
         path_mode: false,
     });
-    PRODUCTION.with(|p| p.set(was));
+    drop(loading);
     result.map_err(|e| {
         let key = e.path.split('[').next().unwrap_or_default();
         if key.is_empty() {

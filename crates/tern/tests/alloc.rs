@@ -79,7 +79,11 @@ fn allocations_per_request() {
             .unwrap()
     });
     println!("allocations per request: plaintext {plaintext}, GET /user/42 {user}, JSON POST {json_post}");
-    assert!(plaintext <= 4, "plaintext: {plaintext}");
-    assert!(user <= 6, "GET /user/42: {user}");
-    assert!(json_post <= 7, "JSON POST: {json_post}");
+    // Two of these are the request context's place in the request's
+    // extensions (the extension map and its table; the context is the
+    // map's one boxed value), the price of a context that travels with the
+    // request wherever a layer or a task takes it (issue 26).
+    assert!(plaintext <= 6, "plaintext: {plaintext}");
+    assert!(user <= 8, "GET /user/42: {user}");
+    assert!(json_post <= 9, "JSON POST: {json_post}");
 }

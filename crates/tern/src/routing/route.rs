@@ -176,12 +176,9 @@ where
     B::Error: Into<BoxError>,
 {
     fn call(&self, req: &mut Option<Request>) -> BoxFuture {
-        let Some(mut req) = req.take() else {
+        let Some(req) = req.take() else {
             return taken();
         };
-        // The layer may hand the request to another task: it takes its
-        // context along.
-        crate::context::attach(req.extensions_mut());
         let svc = self.0.clone();
         Box::pin(async move {
             match svc.oneshot(req).await {
@@ -220,12 +217,22 @@ where
 
     #[inline]
     fn call(&mut self, req: Request<B>) -> RouteFuture {
-        RouteFuture(Route::call(self, req.map(Body::new)))
+        // A layer may poll this future on another task (`tower::buffer`,
+        // a middleware that spawns `next.run(req)`): it makes the
+        // request's app current itself (see `context`).
+        let app = crate::context::with(req.extensions(), |c| Arc::clone(&c.shared));
+        RouteFuture {
+            fut: Route::call(self, req.map(Body::new)),
+            app,
+        }
     }
 }
 
 /// The future of a [`Route`] called as a tower service.
-pub struct RouteFuture(BoxFuture);
+pub struct RouteFuture {
+    fut: BoxFuture,
+    app: Option<Arc<crate::app::Shared>>,
+}
 
 impl fmt::Debug for RouteFuture {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -237,7 +244,9 @@ impl Future for RouteFuture {
     type Output = Result<Response, Infallible>;
 
     #[inline]
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.0.as_mut().poll(cx).map(Ok)
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let _entered = crate::context::enter(&mut this.app);
+        this.fut.as_mut().poll(cx).map(Ok)
     }
 }

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::{
     app::BuildError,
-    context::{param_names, Ctx, PathParams},
+    context::{param_names, PathParams},
     handler::BoxFuture,
 };
 
@@ -356,19 +356,12 @@ impl Endpoint for Dispatch {
                 let index = *m.value;
                 let names = &paths.routes[index].1;
                 let host = host.as_ref().map(|(names, params)| (*names, params));
-                // The parameters go straight into the request's context:
-                // the thread's current one, unless the request carries a
-                // copy of its own (it crossed a tower layer).
-                if req.extensions().get::<Ctx>().is_none() {
-                    crate::context::with_current_mut(|ctx| {
-                        ctx.params.set(host, names, &m.params);
-                    });
-                } else {
-                    let mut params = PathParams::default();
-                    params.set(host, names, &m.params);
-                    drop(m);
-                    crate::context::with_mut(req.extensions_mut(), |ctx| ctx.params = params);
-                }
+                // The parameters borrow the request's path: decoded here,
+                // then moved into the request's context.
+                let mut params = PathParams::default();
+                params.set(host, names, &m.params);
+                drop(m);
+                crate::context::with_mut(req.extensions_mut(), |ctx| ctx.params = params);
                 paths.routes[index].0.call(slot)
             }
             Err(tern_router::MatchError::MalformedPath) => Box::pin(std::future::ready(

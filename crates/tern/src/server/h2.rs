@@ -90,6 +90,11 @@ const TOOK_CHUNK: u8 = 1;
 const MOVED: u8 = 2;
 
 thread_local! {
+    /// Safe as a thread-local: a [`StallGuard`] clears it, polls its own
+    /// stream (which polls that stream's body, the only writer), and reads
+    /// it back, all in one synchronous poll; no other stream's body is
+    /// polled inside that poll, so the value read is this stream's. It
+    /// holds no request's values, only what the last body poll did.
     static LAST_BODY_POLL: Cell<u8> = const { Cell::new(NOTHING) };
 }
 

@@ -256,6 +256,10 @@ pub(super) const LINGER: Duration = Duration::from_secs(1);
 /// Sockets lingering at once, at most.
 pub(super) const MAX_LINGERING: usize = 1024;
 
+/// Sockets lingering now, in the whole process. Process-wide on purpose:
+/// the cap is on the process's file descriptors, whichever server or
+/// connection closes; it counts sockets and holds nothing of a request, and
+/// each [`LingerSlot`] gives back exactly what it took.
 static LINGERING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// One lingering socket counted while alive.
