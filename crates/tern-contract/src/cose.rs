@@ -28,6 +28,13 @@
 //! with the app's own EdDSA key (the request's `kid` if it holds a seed,
 //! else the first seed of the keyring).
 //!
+//! A problem with a request found after it was opened (it breaks its
+//! contract: the `422` may quote the payload) is sealed the same way,
+//! the problem document in CBOR; when it cannot be (no seed to sign
+//! with), it goes without its detail. The refusals below happen before
+//! anything is opened, so they are plaintext, and name nothing of the
+//! payload.
+//!
 //! Refused, each with its own problem: an untagged or malformed message
 //! (`400`), a message that names no key or an unknown one, an algorithm
 //! not configured for its key, a tag, signature or ciphertext that does

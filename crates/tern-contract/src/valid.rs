@@ -43,7 +43,14 @@ use tern_core::doc::Operation;
 /// (`406` when `Accept` allows neither). The answer to a sealed
 /// (`application/cose`) request is sealed the same way, never plaintext:
 /// `406` when `Accept` does not allow `application/cose`, `500` (a
-/// problem, no payload) when it cannot be sealed. A value that breaks its contract
+/// problem, no payload) when it cannot be sealed. So are its problems
+/// once it is opened: the `422` (which may quote the payload) is sealed
+/// with the request's key, its status kept, the problem document in CBOR;
+/// one that cannot be sealed is sent without its detail. Refusals before
+/// the request is opened (an unknown key, a bad tag: `400`, `401`) are
+/// plaintext and say nothing of the payload. A problem the handler
+/// itself returns (`Err(Problem)` from `Result<Valid<T>, Problem>`) is
+/// not sealed yet: keep such a problem free of request data. A value that breaks its contract
 /// is the handler's bug: in development a `500` whose detail names each
 /// broken rule; in production it is logged and, by
 /// `TERN_INVALID_RESPONSES`, sent (default) or replaced by a `500`.
@@ -82,28 +89,33 @@ where
             .map_err(IntoResponse::into_response)?;
         let value: T = match keyring {
             Some(keyring) => {
+                // Refused before it is opened (no key, a bad tag, a
+                // replay): plaintext, which tells nothing of the payload.
                 let opened = keyring
                     .open(&bytes)
                     .await
                     .map_err(IntoResponse::into_response)?;
-                let value = crate::shape::decode::<T>(format, &opened.payload)?;
                 // The answer is sealed the same way, with the keyring that
-                // opened the request (wherever the answer is made).
+                // opened the request (wherever the answer is made); so is
+                // every problem from here on, which may quote the payload.
                 let sealed = Arc::new(SealedWith {
                     seal: opened.seal,
                     kid: opened.kid,
                     keyring: keyring.0,
                 });
-                if !tern::__private::set_negotiation_hint(sealed) {
+                let value = crate::shape::decode::<T>(format, &opened.payload)
+                    .map_err(|problem| sealed_problem(problem, &sealed))?;
+                if !tern::__private::set_negotiation_hint(sealed.clone()) {
                     // The handler answers with a type that is not
                     // negotiated (`Json<T>`, `String`, ...): its answer
                     // would go out in plaintext. Fail closed.
-                    return Err(Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+                    let problem = Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
                         .with_detail(
                             "the answer to this sealed (application/cose) request could not be \
                              sealed: its handler does not answer with a contract (`Valid<T>`)",
                         )
-                        .into_response());
+                        .into_response();
+                    return Err(sealed_problem(problem, &sealed));
                 }
                 value
             }
@@ -186,8 +198,13 @@ impl<T: Contract> IntoResponse for Valid<T> {
                 "a handler's answer breaks its contract"
             );
             if policy != Some(InvalidResponses::LogAndSend) {
-                // Development, tests, or production set to `fail`.
-                return invalid(StatusCode::INTERNAL_SERVER_ERROR, &violations);
+                // Development, tests, or production set to `fail`. Its
+                // detail quotes the answer: sealed like the answer.
+                let problem = invalid(StatusCode::INTERNAL_SERVER_ERROR, &violations);
+                return match (format, &sealed) {
+                    (Format::Cose, Some(sealed)) => sealed_problem(problem, sealed),
+                    _ => problem,
+                };
             }
         }
         match (format, sealed) {
@@ -266,6 +283,48 @@ fn sealed_answer<T: serde::Serialize>(value: &T, sealed: &SealedWith) -> Respons
             .with_detail(format!("the answer could not be sealed: {e}"))
             .into_response(),
     }
+}
+
+/// `problem` (a problem response) sealed like the request was: its status,
+/// `application/cose`, and the problem document in CBOR as the payload, as
+/// a sealed answer carries its value. The `Problem` is not left in the
+/// response's extensions, so that an app's problem renderer cannot render
+/// it again in plaintext. When it cannot be sealed (no key to sign with),
+/// a problem of the same status that tells nothing of the request.
+fn sealed_problem(problem: Response, sealed: &SealedWith) -> Response {
+    let status = problem.status();
+    let Some(document) = problem.extensions().get::<Problem>() else {
+        return unsealable(status);
+    };
+    let bytes = Format::Cbor
+        .encode(document)
+        .and_then(|cbor| sealed.keyring.seal_answer(sealed.seal, &sealed.kid, &cbor));
+    match bytes {
+        Ok(bytes) => {
+            let mut res = Response::new(tern::body::Body::from(Bytes::from(bytes)));
+            *res.status_mut() = status;
+            res.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/cose"),
+            );
+            res
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "a problem with a sealed request could not be sealed");
+            unsealable(status)
+        }
+    }
+}
+
+/// The problem of `status` for a sealed request whose problem cannot be
+/// sealed: nothing of the request in it.
+fn unsealable(status: StatusCode) -> Response {
+    Problem::new(status)
+        .with_detail(
+            "the problem with this sealed (application/cose) request cannot be sealed, so its \
+             detail is not sent in plaintext",
+        )
+        .into_response()
 }
 
 /// The problem listing `violations`.

@@ -252,10 +252,14 @@ async fn a_sealed_request_to_a_handler_that_cannot_seal_is_an_error() {
         .body(sealed)
         .send()
         .await;
+    // The problem is sealed like the request (it was opened): the client
+    // opens it to read why.
     assert_eq!(res.status(), 500, "{}", res.text());
-    assert_eq!(res.header("content-type"), Some("application/problem+json"));
+    assert_eq!(res.header("content-type"), Some("application/cose"));
     assert!(!res.text().contains("secret"), "{}", res.text());
-    let detail = res.detail().unwrap_or_default();
+    let opened = keyring().open(res.bytes()).await.unwrap();
+    let problem: Value = ciborium::from_reader(&opened.payload[..]).unwrap();
+    let detail = problem["detail"].as_str().unwrap_or_default();
     assert!(
         detail.contains("could not be sealed") && detail.contains("Valid<T>"),
         "{detail}"
@@ -267,4 +271,153 @@ async fn a_sealed_request_to_a_handler_that_cannot_seal_is_an_error() {
         .send()
         .await;
     assert_eq!(res.status(), 200, "{}", res.text());
+}
+
+/// The plaintext a problem would leak: the client's own value, quoted
+/// back by serde's message.
+const SECRET: &str = "secret-quantity";
+
+#[tokio::test]
+async fn a_problem_with_a_sealed_request_is_sealed_too() {
+    let client_keys = keyring();
+    for (name, app) in apps() {
+        let client = TestClient::new(app);
+        for (seal, kid) in [
+            (Seal::Encrypt0, "k1"),
+            (Seal::Mac0, "m1"),
+            (Seal::Sign1, "s1"),
+        ] {
+            // Two fields break the contract; one quotes the client's value.
+            let payload = cbor(&json!({"item": "", "qty": SECRET}));
+            let sealed = client_keys.seal(seal, kid.as_bytes(), &payload).unwrap();
+            let res = client
+                .post("/orders")
+                .header("content-type", "application/cose")
+                .body(sealed)
+                .send()
+                .await;
+            assert_eq!(res.status(), 422, "{name} {seal:?}: {}", res.text());
+            assert_eq!(
+                res.header("content-type"),
+                Some("application/cose"),
+                "{name} {seal:?}: {}",
+                res.text()
+            );
+            if seal == Seal::Encrypt0 {
+                let raw = res.bytes();
+                assert!(
+                    !raw.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+                    "{name}: the encrypted problem holds the value in clear"
+                );
+            }
+            // A fresh keyring: the same problem sealed with MAC twice is the
+            // same message, which one keyring would take for a replay.
+            let opened = keyring().open(res.bytes()).await.unwrap();
+            assert_eq!(opened.seal, seal, "{name}");
+            let problem: Value = ciborium::from_reader(&opened.payload[..]).unwrap();
+            assert_eq!(problem["status"], 422, "{name} {seal:?}: {problem}");
+            let pointers: Vec<&str> = problem["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["pointer"].as_str().unwrap())
+                .collect();
+            assert_eq!(pointers, ["/item", "/qty"], "{name} {seal:?}: {problem}");
+            assert!(problem["detail"].as_str().unwrap().contains(SECRET));
+        }
+
+        // A payload that is not CBOR at all, once opened: its 400 sealed.
+        let sealed = client_keys
+            .seal(Seal::Encrypt0, b"k1", b"\xff\xff")
+            .unwrap();
+        let res = client
+            .post("/orders")
+            .header("content-type", "application/cose")
+            .body(sealed)
+            .send()
+            .await;
+        assert_eq!(res.status(), 400, "{name}: {}", res.text());
+        assert_eq!(
+            res.header("content-type"),
+            Some("application/cose"),
+            "{name}"
+        );
+        let opened = keyring().open(res.bytes()).await.unwrap();
+        let problem: Value = ciborium::from_reader(&opened.payload[..]).unwrap();
+        assert_eq!(problem["status"], 400, "{name}: {problem}");
+    }
+}
+
+#[tokio::test]
+async fn a_request_that_cannot_be_opened_gets_plaintext_without_its_payload() {
+    // Sealed with a key the app does not have: refused before anything
+    // is opened, in plaintext (there is no key to seal with, and the
+    // problem says nothing of the payload).
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let stranger: Keyring = tern::settings::load(
+        "cose",
+        &Config::from_settings([("COSE_KEYS", format!("zz:A256GCM:{}", b64(&[0x44; 32])))])
+            .unwrap(),
+    )
+    .unwrap();
+    for (name, app) in apps() {
+        let client = TestClient::new(app);
+        let payload = cbor(&json!({"item": "", "qty": SECRET}));
+        let sealed = stranger.seal(Seal::Encrypt0, b"zz", &payload).unwrap();
+        let res = client
+            .post("/orders")
+            .header("content-type", "application/cose")
+            .body(sealed)
+            .send()
+            .await;
+        assert_eq!(res.status(), 401, "{name}: {}", res.text());
+        assert_eq!(
+            res.header("content-type"),
+            Some("application/problem+json"),
+            "{name}"
+        );
+        assert!(!res.text().contains(SECRET), "{name}: {}", res.text());
+        assert!(res.problem().get("errors").is_none(), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_problem_that_cannot_be_sealed_tells_nothing_of_the_request() {
+    // The app verifies `s1`'s signatures but holds no seed to sign its
+    // answers with: the problem cannot be sealed, so it goes out
+    // without its detail.
+    let seed = [0x33; 32];
+    let public = ed25519_dalek::SigningKey::from_bytes(&seed)
+        .verifying_key()
+        .to_bytes();
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let app = App::new()
+        .settings::<Keyring>("cose")
+        .config(
+            Config::from_settings([("COSE_KEYS", format!("s1:EdDSA-public:{}", b64(&public)))])
+                .unwrap(),
+        )
+        .route("/orders", post(order));
+    let client = TestClient::new(app);
+    let payload = cbor(&json!({"item": "", "qty": SECRET}));
+    let sealed = keyring().seal(Seal::Sign1, b"s1", &payload).unwrap();
+    let res = client
+        .post("/orders")
+        .header("content-type", "application/cose")
+        .body(sealed)
+        .send()
+        .await;
+    assert_eq!(res.status(), 422, "{}", res.text());
+    assert_eq!(res.header("content-type"), Some("application/problem+json"));
+    assert!(!res.text().contains(SECRET), "{}", res.text());
+    assert!(!res.text().contains("/qty"), "{}", res.text());
+    let problem = res.problem();
+    assert!(problem.get("errors").is_none(), "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be sealed"),
+        "{problem}"
+    );
 }

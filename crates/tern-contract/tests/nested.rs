@@ -108,7 +108,8 @@ fn good_person() -> Value {
 #[tokio::test]
 async fn every_problem_inside_a_nested_contract_is_listed() {
     let client = client();
-    let table: &[(&str, Value, &[(&str, &str)])] = &[
+    type Case = (&'static str, Value, &'static [(&'static str, &'static str)]);
+    let table: &[Case] = &[
         (
             "an empty nested contract",
             json!({"owner": {}, "items": []}),
