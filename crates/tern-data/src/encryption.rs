@@ -16,7 +16,9 @@
 //! bytes.
 //!
 //! The keys are process-wide (sqlx encodes a value without context):
-//! loading [`FieldKeys`] as settings installs them.
+//! loading [`FieldKeys`] as settings installs them. Two apps in one
+//! process therefore share one keyring, so the second may only install
+//! keys that still read what the first writes (see [`FieldKeys`]).
 
 use std::{
     fmt,
@@ -40,8 +42,44 @@ use crate::{model::Model, DataError, Pool};
 /// The field keys: loaded as settings under the prefix `field_encryption`
 /// (`App::settings::<FieldKeys>("field_encryption")`, the variable
 /// `FIELD_ENCRYPTION_KEY`), which installs them for the process.
+///
+/// # One keyring per process
+///
+/// A value is encrypted where sqlx encodes it, which knows nothing of the
+/// app, so the keys are the process's, not an app's: every app in a
+/// process encrypts with the keys installed last. That is why installing
+/// is checked. While keys are installed, an app may install only keys
+/// that hold the installed encrypting key (same id, same bytes): the same
+/// keys again (the app built twice, a command of the app), or a rotation
+/// (`k2` first, `k1` kept), so that what was written stays readable. Any
+/// other keys (a second app with keys of its own) stop that app's start
+/// with an error naming `FIELD_ENCRYPTION_KEY`, rather than let one app
+/// write with the other's key. An app without keys (development) leaves
+/// the process without keys: writes of encrypted fields then fail, in
+/// every app, which is closed, not open.
+///
+/// ```
+/// use tern::{App, Config};
+/// use tern_data::FieldKeys;
+///
+/// let key = |b: u8| base64::Engine::encode(&base64::engine::general_purpose::STANDARD, [b; 32]);
+/// let app = |keys: String| {
+///     App::new()
+///         .settings::<FieldKeys>("field_encryption")
+///         .build_with(Config::from_settings([("FIELD_ENCRYPTION_KEY", keys)]).unwrap())
+/// };
+/// assert!(app(format!("k1:{}", key(1))).is_ok());
+/// // A rotation: the new key first, the installed one kept.
+/// assert!(app(format!("k2:{},k1:{}", key(2), key(1))).is_ok());
+/// // Another app's keys, in the same process: refused at start.
+/// let err = app(format!("x1:{}", key(9))).err().unwrap();
+/// assert!(err.to_string().contains("FIELD_ENCRYPTION_KEY"), "{err}");
+/// ```
 pub struct FieldKeys {
     keys: Vec<(String, Aes256Gcm)>,
+    /// The bytes of each key, by position, to tell whether another
+    /// keyring holds the same key (the ciphers do not give them back).
+    secrets: Vec<[u8; 32]>,
 }
 
 impl fmt::Debug for FieldKeys {
@@ -51,12 +89,18 @@ impl fmt::Debug for FieldKeys {
     }
 }
 
+// Process-wide because `Encrypted<T>` is encrypted in sqlx's `Encode`,
+// which gets no app, request or pool to find keys in. It is the field
+// keys' only home; `FieldKeys::install` is the only writer, and refuses
+// keys that would not read what the installed ones write (see "One
+// keyring per process" on `FieldKeys`).
 static KEYS: RwLock<Option<Arc<FieldKeys>>> = RwLock::new(None);
 
 impl FieldKeys {
     /// Keys from `kid:base64,kid:base64` (the first encrypts).
     pub fn parse(text: &str) -> Result<FieldKeys, String> {
         let mut keys = Vec::new();
+        let mut secrets = Vec::new();
         for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let (kid, key) = entry
                 .split_once(':')
@@ -77,21 +121,49 @@ impl FieldKeys {
             if keys.iter().any(|(k, _)| k == kid) {
                 return Err(format!("the key id `{kid}` is given twice"));
             }
+            let mut secret = [0u8; 32];
+            secret.copy_from_slice(&bytes);
             keys.push((kid.to_owned(), cipher));
+            secrets.push(secret);
         }
         if keys.is_empty() {
             return Err("no key: give `id:base64-of-32-bytes`".to_owned());
         }
-        Ok(FieldKeys { keys })
+        Ok(FieldKeys { keys, secrets })
     }
 
-    /// Makes these the process's keys.
-    pub fn install(self) -> Arc<FieldKeys> {
+    /// Makes these the process's keys; an error when other keys are
+    /// installed that these do not continue (see [one keyring per
+    /// process](FieldKeys#one-keyring-per-process)).
+    pub fn install(self) -> Result<Arc<FieldKeys>, String> {
         let keys = Arc::new(self);
-        if let Ok(mut slot) = KEYS.write() {
-            *slot = Some(Arc::clone(&keys));
+        // A poisoned lock still holds a keyring: check it all the same.
+        let mut slot = KEYS
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(installed) = slot.as_ref() {
+            if let (Some((kid, _)), Some(secret)) =
+                (installed.keys.first(), installed.secrets.first())
+            {
+                let continues = keys.keys.is_empty()
+                    || keys
+                        .keys
+                        .iter()
+                        .zip(&keys.secrets)
+                        .any(|((k, _), s)| k == kid && s == secret);
+                if !continues {
+                    return Err(format!(
+                        "FIELD_ENCRYPTION_KEY: this process already has field keys, installed by \
+                         another app, that encrypt with `{kid}`, and these keys do not hold it; \
+                         field keys are process-wide (a value is encrypted where the database \
+                         driver encodes it), so two apps in one process must share them: give \
+                         this app the same FIELD_ENCRYPTION_KEY, or run it in its own process"
+                    ));
+                }
+            }
         }
-        keys
+        *slot = Some(Arc::clone(&keys));
+        Ok(keys)
     }
 
     /// The key id that encrypts (`None` without keys).
@@ -176,9 +248,10 @@ impl<'de> Deserialize<'de> for FieldKeys {
         match raw.key {
             Some(text) => {
                 let keys = FieldKeys::parse(text.expose()).map_err(serde::de::Error::custom)?;
-                let installed = keys.install();
+                let installed = keys.install().map_err(serde::de::Error::custom)?;
                 Ok(FieldKeys {
                     keys: installed.keys.clone(),
+                    secrets: installed.secrets.clone(),
                 })
             }
             None if tern::settings::loading_for_production() => Err(serde::de::Error::custom(
@@ -187,8 +260,12 @@ impl<'de> Deserialize<'de> for FieldKeys {
             // Development without keys: none are installed, so encrypted
             // fields cannot be written (nor read).
             None => {
-                FieldKeys { keys: Vec::new() }.install();
-                Ok(FieldKeys { keys: Vec::new() })
+                let none = || FieldKeys {
+                    keys: Vec::new(),
+                    secrets: Vec::new(),
+                };
+                none().install().map_err(serde::de::Error::custom)?;
+                Ok(none())
             }
         }
     }
