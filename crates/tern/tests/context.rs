@@ -195,6 +195,51 @@ async fn route_layers_and_nested_scopes_keep_the_context() {
     assert_shows(app, &["/items/7", "/shop/v1/items/7"]).await;
 }
 
+/// A handler that hands its whole request to a task, which extracts
+/// there: nothing of the handler's poll is current on that task.
+async fn extract_in_task(req: Request) -> Response {
+    use tern::extract::FromRequestParts;
+    let task = tokio::spawn(async move {
+        let shop = Settings::<Shop>::of(&req);
+        let (mut parts, _) = req.into_parts();
+        let id = Path::<u64>::from_request_parts(&mut parts, &()).await;
+        let request_id = RequestId::from_request_parts(&mut parts, &()).await;
+        let ip = ClientIp::from_request_parts(&mut parts, &()).await;
+        match (shop, id, request_id, ip) {
+            (Some(Settings(shop)), Ok(Path(id)), Ok(RequestId(request_id)), Ok(ClientIp(ip))) => {
+                Seen(format!(
+                    "{} item={id} id={request_id} loopback={}",
+                    shop.name,
+                    ip.is_loopback()
+                ))
+                .into_response()
+            }
+            (None, ..) => Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+                .with_detail("no settings on the task")
+                .into_response(),
+            (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => e.into_response(),
+        }
+    });
+    task.await.unwrap()
+}
+
+#[tokio::test]
+async fn a_request_handed_to_a_task_keeps_its_context() {
+    let app = App::new()
+        .settings::<Shop>("shop")
+        .route("/items/{id}", get(extract_in_task));
+    let server = common::spawn_with(app, config()).await;
+    let res = common::get(&server, "/items/7").await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    // The task answers with no app current: only the request's own
+    // values are there.
+    assert_eq!(
+        res.text(),
+        expected(&res).replace(&format!("limit={BODY_LIMIT}"), "limit=no app")
+    );
+    server.shutdown().await;
+}
+
 /// What a task reads from the context it was handed.
 fn read_in_task(ctx: &RequestContext) -> String {
     let shop = ctx.settings::<Shop>().map(|s| s.name.clone());
