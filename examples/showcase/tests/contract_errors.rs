@@ -1,7 +1,7 @@
 //! The showcase's contract API, as a client meets it over a socket (the
 //! binary with every battery installed): a body or a query that breaks
 //! its contract in several places gets one `422` listing each place,
-//! JSON and CBOR alike (issue 26).
+//! JSON and CBOR alike, and sealed when the request was (issue 26).
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::{
@@ -24,6 +24,11 @@ struct Showcase {
 
 impl Showcase {
     fn start() -> Showcase {
+        Showcase::start_with(None)
+    }
+
+    /// A showcase with `COSE_KEYS`, when given.
+    fn start_with(cose_keys: Option<&str>) -> Showcase {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -37,14 +42,17 @@ impl Showcase {
             std::env::temp_dir().join(format!("tern-contract-errors-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let mut child = Command::new(BIN)
+        let mut command = Command::new(BIN);
+        command
             .env("TERN_ADDR", format!("127.0.0.1:{port}"))
             .env("DATABASE_URL", format!("sqlite://{}/app.db", dir.display()))
             .env_remove("COSE_KEYS")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::null());
+        if let Some(keys) = cose_keys {
+            command.env("COSE_KEYS", keys);
+        }
+        let mut child = command.spawn().unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
@@ -59,10 +67,22 @@ impl Showcase {
 
     /// One request: the status, the `Content-Type` and the body.
     fn send(&self, method: &str, target: &str, content_type: &str, body: &[u8]) -> Answer {
+        self.send_accepting(method, target, content_type, "application/json", body)
+    }
+
+    /// One request with its own `Accept`.
+    fn send_accepting(
+        &self,
+        method: &str,
+        target: &str,
+        content_type: &str,
+        accept: &str,
+        body: &[u8],
+    ) -> Answer {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let head = format!(
-            "{method} {target} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n\
+            "{method} {target} HTTP/1.1\r\nHost: localhost\r\nAccept: {accept}\r\n\
              Content-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
         );
@@ -76,7 +96,12 @@ impl Showcase {
         let body = &out[split + 4..];
         let doc = serde_json::from_slice(body)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
-        Answer { status, head, doc }
+        Answer {
+            status,
+            head,
+            doc,
+            raw: body.to_vec(),
+        }
     }
 }
 
@@ -92,6 +117,8 @@ struct Answer {
     status: u16,
     head: String,
     doc: Value,
+    /// The body's bytes (a sealed answer is not JSON).
+    raw: Vec<u8>,
 }
 
 impl Answer {
@@ -223,4 +250,72 @@ fn a_query_contract_lists_every_bad_parameter_with_422() {
     assert_eq!(answer.status, 400, "{}", answer.doc);
     let answer = showcase.send("GET", "/items?limit=5", "text/plain", b"");
     assert_eq!(answer.status, 200, "{}", answer.doc);
+}
+
+#[test]
+fn a_sealed_body_that_breaks_its_contract_gets_a_sealed_422() {
+    use base64::Engine as _;
+    use tern_contract::cose::{Keyring, Seal};
+
+    let keys = format!(
+        "k1:A256GCM:{}",
+        base64::engine::general_purpose::STANDARD.encode([0x11; 32])
+    );
+    let showcase = Showcase::start_with(Some(&keys));
+    let config = tern::Config::from_settings([("COSE_KEYS", keys.as_str())]).unwrap();
+    let client: Keyring = tern::settings::load("cose", &config).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    // Behind the showcase's layers and its HTML problem renderer: the
+    // `422` quotes the client's value, so it must not go out in clear.
+    let secret = "secret@example.com-as-qty";
+    let body = cbor(&json!({"name": "", "qty": secret, "owner": "ada@example.com"}));
+    for accept in ["application/cose", "*/*", "text/html"] {
+        // A fresh message each time (a resent one is a replay).
+        let sealed = client.seal(Seal::Encrypt0, b"k1", &body).unwrap();
+        let answer = showcase.send_accepting("POST", "/items", "application/cose", accept, &sealed);
+        assert_eq!(answer.status, 422, "{accept}: {}", answer.head);
+        assert!(
+            answer.head.contains("content-type: application/cose"),
+            "{accept}: {}",
+            answer.head
+        );
+        assert!(
+            !answer
+                .raw
+                .windows(secret.len())
+                .any(|w| w == secret.as_bytes()),
+            "{accept}: the problem went out in clear"
+        );
+        let opened = runtime.block_on(client.open(&answer.raw)).unwrap();
+        let problem: Value = ciborium::de::from_reader(&opened.payload[..]).unwrap();
+        let errors: Vec<&str> = problem["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["pointer"].as_str().unwrap())
+            .collect();
+        assert_eq!(errors, ["/name", "/qty"], "{accept}: {problem}");
+    }
+    // Sealed with a key the showcase does not hold: refused before it
+    // is opened, in plaintext, without the payload.
+    let stranger_keys = format!(
+        "zz:A256GCM:{}",
+        base64::engine::general_purpose::STANDARD.encode([0x44; 32])
+    );
+    let stranger: Keyring = tern::settings::load(
+        "cose",
+        &tern::Config::from_settings([("COSE_KEYS", stranger_keys.as_str())]).unwrap(),
+    )
+    .unwrap();
+    let sealed = stranger.seal(Seal::Encrypt0, b"zz", &body).unwrap();
+    let answer = showcase.send_accepting("POST", "/items", "application/cose", "*/*", &sealed);
+    assert_eq!(answer.status, 401, "{}", answer.doc);
+    assert!(
+        answer.head.contains("application/problem+json"),
+        "{}",
+        answer.head
+    );
+    assert!(!answer.doc.to_string().contains(secret), "{}", answer.doc);
 }
