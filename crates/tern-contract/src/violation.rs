@@ -271,3 +271,38 @@ pub(crate) fn shorten(text: &str) -> String {
     let cut: String = text.chars().take(MAX).collect();
     format!("{cut}...")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn past_the_cap_violations_are_counted_not_kept() {
+        let mut errors = Violations::default();
+        let root = Pointer::root();
+        for i in 0..250 {
+            errors.add(&root.index(i), "type", "is wrong");
+        }
+        assert_eq!(errors.len(), 250);
+        assert_eq!(errors.as_slice().len(), Violations::LISTED);
+        assert_eq!(errors.cut(), 150);
+        assert_eq!(errors.as_slice()[99].pointer, "/99");
+        let summary = errors.summary();
+        assert!(
+            summary.starts_with(
+                "250 values break their contract (the first 100 are listed in `errors`, 150 more were cut): /0 is wrong (type)"
+            ),
+            "{summary}"
+        );
+        assert!(summary.ends_with("; and 240 more"), "{summary}");
+
+        // A lenient read that gives up forgets what it found, cut or not.
+        errors.truncate(120);
+        assert_eq!((errors.len(), errors.cut()), (120, 20));
+        errors.truncate(3);
+        assert_eq!((errors.len(), errors.cut()), (3, 0));
+        assert!(!errors.is_empty());
+        errors.truncate(0);
+        assert!(errors.is_empty());
+    }
+}
