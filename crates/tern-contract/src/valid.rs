@@ -45,8 +45,9 @@ use tern_core::doc::Operation;
 /// `406` when `Accept` does not allow `application/cose`, `500` (a
 /// problem, no payload) when it cannot be sealed. So are its problems
 /// once it is opened: the `422` (which may quote the payload) is sealed
-/// with the request's key, its status kept, the problem document in CBOR;
-/// one that cannot be sealed is sent without its detail. Refusals before
+/// with the request's key, its status kept, the problem document in CBOR,
+/// whatever `Accept` says (a problem is not turned into a `406`); one
+/// that cannot be sealed is sent without its detail. Refusals before
 /// the request is opened (an unknown key, a bad tag: `400`, `401`) are
 /// plaintext and say nothing of the payload. A problem the handler
 /// itself returns (`Err(Problem)` from `Result<Valid<T>, Problem>`) is
