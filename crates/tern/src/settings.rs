@@ -592,6 +592,27 @@ mod tests {
             .to_string()
     }
 
+    /// A `Deserialize` that panics mid-load must not leave the thread
+    /// loading "for production" (the flag is ambient state: issue 26).
+    #[test]
+    fn a_panicking_load_leaves_no_production_flag_behind() {
+        struct Boom;
+        impl<'de> Deserialize<'de> for Boom {
+            fn deserialize<D: Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+                // The load probes the type's fields first, outside the
+                // flag: only the load itself panics.
+                if loading_for_production() {
+                    panic!("a settings type that panics");
+                }
+                Err(serde::de::Error::custom("probed"))
+            }
+        }
+        let production = config(&[], "").production();
+        let load = std::panic::catch_unwind(|| load::<Boom>("boom", &production));
+        assert!(load.is_err());
+        assert!(!loading_for_production());
+    }
+
     #[test]
     fn the_environment_overrides_the_table() {
         let c = config(
