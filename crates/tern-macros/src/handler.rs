@@ -21,9 +21,10 @@ use syn::{
 /// this arity).
 const MAX_ARGS: usize = 16;
 
-/// Extractors that read the body, by the last segment of their path. A
-/// type alias or a wrapper of one of them is not recognised; the trait
-/// checks still catch it, with a less direct message.
+/// Extractors that read the body, by the last segment of their path, also
+/// inside `Option<..>` and `Result<.., _>` (which read what they wrap). A
+/// type alias or another wrapper of one of them is not recognised; the
+/// trait checks still catch it, with a less direct message.
 const BODY_EXTRACTORS: &[&str] = &["Json", "Form", "String", "Bytes", "Multipart", "Request"];
 
 /// The attribute's arguments: nothing, or `state = Type`.
@@ -266,8 +267,16 @@ fn extractor_check(
     );
     // `State<T>` reads the head wherever it is: checked as such, a state
     // it cannot come from is reported as the missing `FromRef` it is.
-    let is_state = last_segment(ty).is_some_and(|segment| segment.ident == "State");
-    if last && !is_state {
+    // Likewise an `Option` or `Result` of a head extractor: checked as
+    // `FromRequest` it would have two candidate impls and the compiler
+    // would name neither, while as `FromRequestParts` it names what is
+    // missing (`Path<u64>: OptionalFromRequestParts`).
+    let reads_head = last_segment(ty).is_some_and(|segment| {
+        segment.ident == "State"
+            || ((segment.ident == "Option" || segment.ident == "Result")
+                && body_extractor(ty).is_none())
+    });
+    if last && !reads_head {
         quote_spanned! {span=>
             {
                 fn #check<T: ::tern::__private::FromRequest<#state, M>, M>() {}
@@ -312,6 +321,15 @@ fn last_segment(ty: &Type) -> Option<&PathSegment> {
 
 fn body_extractor(ty: &Type) -> Option<&'static str> {
     let segment = last_segment(ty)?;
+    if segment.ident == "Option" || segment.ident == "Result" {
+        let PathArguments::AngleBracketed(args) = &segment.arguments else {
+            return None;
+        };
+        return match args.args.first() {
+            Some(GenericArgument::Type(inner)) => body_extractor(inner),
+            _ => None,
+        };
+    }
     BODY_EXTRACTORS
         .iter()
         .copied()
@@ -476,7 +494,10 @@ mod tests {
             ("String", Some("String")),
             ("tern::Request", Some("Request")),
             ("Path<u64>", None),
-            ("Option<Json<Value>>", None),
+            ("Option<Json<Value>>", Some("Json")),
+            ("Result<Form<Login>, Rejection>", Some("Form")),
+            ("Option<Query<Page>>", None),
+            ("Option<String>", Some("String")),
             ("<T as Trait>::Json", None),
         ];
         for (input, want) in cases {

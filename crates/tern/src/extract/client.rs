@@ -1,7 +1,7 @@
 use std::net::{IpAddr, SocketAddr};
 
 use http::request::Parts;
-use tern_core::extract::FromRequestParts;
+use tern_core::extract::{FromRequestParts, OptionalFromRequestParts};
 
 use super::Rejection;
 use crate::context::Ctx;
@@ -14,10 +14,16 @@ use crate::context::Ctx;
 /// address (`unknown`), the peer's address, never an entry further left
 /// (the client may have written those). A header sent by any other peer
 /// is ignored, so a client cannot forge its address.
+///
+/// `Option<ClientIp>` is `None` when the peer's address is unknown (a
+/// request handed to the app in process, without one); `ClientIp` is a
+/// `500` then.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientIp(pub IpAddr);
 
 /// The TCP peer's address, proxy headers ignored.
+///
+/// `Option<PeerAddr>` is `None` when it is unknown, as for [`ClientIp`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerAddr(pub SocketAddr);
 
@@ -79,6 +85,31 @@ impl<S: Send + Sync> FromRequestParts<S> for PeerAddr {
         with_ctx(parts, |ctx| ctx.peer)?
             .map(PeerAddr)
             .ok_or_else(|| Rejection::internal("the client's address is unknown"))
+    }
+}
+
+/// `None` when the peer is unknown; a request that no Tern app received
+/// is still the `500`, not `None` (that is a mistake in the app, not an
+/// absent address).
+impl<S: Send + Sync> OptionalFromRequestParts<S> for ClientIp {
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Option<Self>, Rejection> {
+        if with_ctx(parts, |ctx| ctx.peer.is_none())? {
+            return Ok(None);
+        }
+        <Self as FromRequestParts<S>>::from_request_parts(parts, state)
+            .await
+            .map(Some)
+    }
+}
+
+/// `None` when the peer is unknown, as for `Option<ClientIp>`.
+impl<S: Send + Sync> OptionalFromRequestParts<S> for PeerAddr {
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Option<Self>, Rejection> {
+        with_ctx(parts, |ctx| ctx.peer.map(PeerAddr))
     }
 }
 

@@ -1,9 +1,14 @@
 use http::{header, HeaderValue, Method, StatusCode};
 use serde::{de::DeserializeOwned, Serialize};
-use tern_core::{body::Body, extract::FromRequest, response::IntoResponse, Request, Response};
+use tern_core::{
+    body::Body,
+    extract::{FromRequest, OptionalFromRequest},
+    response::IntoResponse,
+    Request, Response,
+};
 
 use super::{
-    body::{has_content_type, read_body},
+    body::{has_content_type, read_body, unless_absent},
     de::{parse_urlencoded, NodeDe, UrlencodedLimits},
     query::reject,
     Rejection,
@@ -13,6 +18,11 @@ use super::{
 /// the query string), read with the same rules as [`Query`](super::Query):
 /// lists, nested maps, errors naming the field (`400`). Another
 /// `Content-Type` is a `415`.
+///
+/// `Option<Form<T>>` is `None` when there is no form: for `GET` and
+/// `HEAD` no query string (or an empty one), otherwise no body and no
+/// `Content-Type`. A form that is there but does not parse is the same
+/// `400` (or `415`) as for `Form<T>`.
 ///
 /// As a response, serializes `T` as a urlencoded body.
 ///
@@ -60,6 +70,32 @@ where
         })
         .map(Form)
         .map_err(|e| reject("form field", e))
+    }
+}
+
+impl<T, S> OptionalFromRequest<S> for Form<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = Rejection;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, Rejection> {
+        let req = if req.method() == Method::GET || req.method() == Method::HEAD {
+            // The form is the query string, read as `Option<Query<T>>` does.
+            if req.uri().query().is_none_or(str::is_empty) {
+                return Ok(None);
+            }
+            req
+        } else {
+            match unless_absent(req).await? {
+                Some(req) => req,
+                None => return Ok(None),
+            }
+        };
+        <Self as FromRequest<S>>::from_request(req, state)
+            .await
+            .map(Some)
     }
 }
 

@@ -1,7 +1,10 @@
 use std::net::Ipv6Addr;
 
 use http::{header, request::Parts, HeaderMap, StatusCode, Uri, Version};
-use tern_core::{extract::FromRequestParts, Request};
+use tern_core::{
+    extract::{FromRequestParts, OptionalFromRequestParts},
+    Request,
+};
 
 use super::Rejection;
 
@@ -14,6 +17,10 @@ use super::Rejection;
 /// (`a:80@b`, `a:80/x`, `a:`, `[::1`) is refused with `400` before any
 /// middleware, so the value can be put in a URL as it is. When
 /// `ALLOWED_HOSTS` is set, only allowed hosts reach a handler.
+///
+/// `Option<Host>` is `None` for a request that names no host (an HTTP/1.0
+/// request without `Host`, or with an empty one); an invalid host is the
+/// `400`, never `None`.
 ///
 /// ```
 /// use tern::extract::Host;
@@ -176,6 +183,17 @@ impl<S: Send + Sync> FromRequestParts<S> for Host {
                     "the request names no host: send a `Host` header",
                 )
             })
+    }
+}
+
+impl<S: Send + Sync> OptionalFromRequestParts<S> for Host {
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Option<Self>, Rejection> {
+        if let Err(detail) = check_host_parts(&parts.uri, &parts.headers, parts.version) {
+            return Err(Rejection::invalid(StatusCode::BAD_REQUEST, detail));
+        }
+        Ok(host_of_parts(&parts.uri, &parts.headers).map(|h| Host(h.to_owned())))
     }
 }
 

@@ -21,7 +21,8 @@
 //! | [`Host`], [`ClientIp`], [`PeerAddr`], [`Scheme`], [`RequestId`] | connection and headers | `400` if no host |
 //! | [`Urls`] | URLs of named routes | — |
 //! | `Method`, `Uri`, `HeaderMap`, `Version`, `Request` | the request itself | — |
-//! | `Option<T>` | `T`, or `None` when it is rejected | — |
+//! | `Option<T>` | `T`, or `None` when it is absent (no such header, no query string, no body) | `T`'s, when it is there but invalid |
+//! | `Result<T, R>` | `T`, or its rejection `R` for the handler to answer | — |
 
 pub(crate) mod body;
 mod client;
@@ -47,7 +48,9 @@ pub use multipart::{Field, Multipart};
 pub use path::Path;
 pub use query::Query;
 pub use state::{FromRef, State};
-pub use tern_core::extract::{FromRequest, FromRequestParts, Rejection};
+pub use tern_core::extract::{
+    FromRequest, FromRequestParts, OptionalFromRequest, OptionalFromRequestParts, Rejection,
+};
 pub use typed_header::TypedHeader;
 
 pub(crate) use host::{check_host, host_of, strip_port};

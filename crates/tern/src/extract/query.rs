@@ -1,6 +1,6 @@
 use http::{request::Parts, StatusCode};
 use serde::de::DeserializeOwned;
-use tern_core::extract::FromRequestParts;
+use tern_core::extract::{FromRequestParts, OptionalFromRequestParts};
 
 use super::{
     de::{parse_urlencoded, NodeDe, UrlencodedLimits},
@@ -13,6 +13,10 @@ use super::{
 /// nested maps as `user[name]=x`; values percent-decoded (`+` is a space);
 /// an empty value reads as `None` for an `Option`. A value that does not
 /// parse is a `400` whose detail and `field` member name the parameter.
+///
+/// `Option<Query<T>>` is `None` when the request has no query string (or
+/// an empty one, `/search?`), and the same `400` when it has one that
+/// does not parse as `T`.
 ///
 /// ```
 /// use tern::extract::Query;
@@ -78,6 +82,27 @@ where
             parts.uri.query().unwrap_or_default(),
             UrlencodedLimits::current(&parts.extensions),
         )
+    }
+}
+
+/// `None` without a query string; one that does not parse is the `400`
+/// of `Query<T>`, not `None`.
+impl<T, S> OptionalFromRequestParts<S> for Query<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Option<Self>, Rejection> {
+        // `/search?` is what a form with no filled field submits: no
+        // parameters, like `/search`.
+        if parts.uri.query().is_none_or(str::is_empty) {
+            return Ok(None);
+        }
+        <Self as FromRequestParts<S>>::from_request_parts(parts, state)
+            .await
+            .map(Some)
     }
 }
 

@@ -1,6 +1,6 @@
 use http::{request::Parts, StatusCode};
 use tern_core::{
-    extract::FromRequestParts,
+    extract::{FromRequestParts, OptionalFromRequestParts},
     response::{IntoResponse, IntoResponseParts},
     Response,
 };
@@ -12,8 +12,9 @@ use super::Rejection;
 /// `IfNoneMatch`, ...).
 ///
 /// As an extractor, a missing header is a `400` naming it, and so is a
-/// malformed one (wrap it in `Option` to make it optional). As a response
-/// part or response, it sets the header.
+/// malformed one. `Option<TypedHeader<T>>` is `None` when the header is
+/// absent, and still the `400` when it is malformed. As a response part
+/// or response, it sets the header.
 ///
 /// ```
 /// use tern::{extract::TypedHeader, headers::UserAgent};
@@ -50,6 +51,25 @@ where
             )
             .with_field(name.as_str())
         })
+    }
+}
+
+/// `None` when the header is absent; a malformed one is the `400` of
+/// `TypedHeader<T>`, not `None`.
+impl<T, S> OptionalFromRequestParts<S> for TypedHeader<T>
+where
+    T: headers::Header + Send,
+    S: Send + Sync,
+{
+    type Rejection = Rejection;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Option<Self>, Rejection> {
+        if !parts.headers.contains_key(T::name()) {
+            return Ok(None);
+        }
+        <Self as FromRequestParts<S>>::from_request_parts(parts, state)
+            .await
+            .map(Some)
     }
 }
 

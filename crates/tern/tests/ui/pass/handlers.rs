@@ -7,7 +7,7 @@ use std::future::Future;
 
 use serde::Deserialize;
 use tern::{
-    extract::{FromRequestParts, Path, Query, State},
+    extract::{FromRequestParts, OptionalFromRequestParts, Path, Query, State},
     http::request::Parts,
     routing::{get, post},
     App, IntoResponse, Json, Problem, Request, StatusCode,
@@ -39,6 +39,22 @@ impl<S: Sync> FromRequestParts<S> for ApiKey {
             .and_then(|v| v.to_str().ok())
             .map(|v| ApiKey(v.to_owned()))
             .ok_or_else(|| Problem::new(StatusCode::UNAUTHORIZED))
+    }
+}
+
+/// `Option<ApiKey>`: `None` without the header, `401` for one that is
+/// not text.
+impl<S: Sync> OptionalFromRequestParts<S> for ApiKey {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Option<Self>, Problem> {
+        match parts.headers.get("x-api-key") {
+            None => Ok(None),
+            Some(v) => v
+                .to_str()
+                .map(|v| Some(ApiKey(v.to_owned())))
+                .map_err(|_| Problem::new(StatusCode::UNAUTHORIZED)),
+        }
     }
 }
 
