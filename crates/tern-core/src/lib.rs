@@ -6,6 +6,10 @@
 //!
 //! - [`extract`]: [`FromRequestParts`](extract::FromRequestParts) and
 //!   [`FromRequest`](extract::FromRequest), how handler arguments are built;
+//!   [`OptionalFromRequestParts`](extract::OptionalFromRequestParts) and
+//!   [`OptionalFromRequest`](extract::OptionalFromRequest), when an
+//!   `Option<T>` argument is `None` (only when `T` is absent, never when
+//!   it is invalid);
 //! - [`response`]: [`IntoResponse`](response::IntoResponse), what handlers
 //!   return;
 //! - [`Problem`]: RFC 9457 `application/problem+json`, the shape of every
