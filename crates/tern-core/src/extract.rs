@@ -256,7 +256,7 @@ impl<S: Send + Sync> FromRequestParts<S> for http::Extensions {
 #[diagnostic::on_unimplemented(
     message = "`Option<{Self}>` is not an extractor: `{Self}` does not say when it is absent",
     label = "`{Self}` does not implement `OptionalFromRequestParts`",
-    note = "`Option<T>` is `None` only when what `T` reads is absent (no such header, no query string, no session); an invalid one is still rejected. Extractors that can be absent implement `OptionalFromRequestParts` (`TypedHeader<T>`, `Query<T>`, `Host`, `ClientIp`, `PeerAddr`, tern-auth's `User` and `Session`)",
+    note = "`Option<T>` is `None` only when what `T` reads is absent (no such header, no query string, no session); an invalid one is still rejected. Extractors that can be absent implement `OptionalFromRequestParts` (`TypedHeader<T>`, `Query<T>`, `Extension<T>`, `Host`, `ClientIp`, `PeerAddr`, tern-auth's `User` and `Session`)",
     note = "for a type of your own, implement `OptionalFromRequestParts<S>` for it; to handle every rejection yourself, take `Result<{Self}, R>` with `R` its rejection type"
 )]
 pub trait OptionalFromRequestParts<S>: Sized {

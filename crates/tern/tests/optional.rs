@@ -9,8 +9,9 @@
 
 use serde::Deserialize;
 use tern::{
-    extract::{Form, Host, PeerAddr, Query, Rejection, TypedHeader},
+    extract::{Extension, Form, Host, PeerAddr, Query, Rejection, TypedHeader},
     headers::{authorization::Bearer, Authorization, IfModifiedSince},
+    middleware::{from_fn, Next},
     routing::{get, post},
     test::TestClient,
     App, Json, Method, Request, StatusCode,
@@ -269,4 +270,22 @@ async fn an_unknown_peer_is_none() {
     assert_eq!(res.status(), 200);
     let body = res.into_body().collect_bytes().await.unwrap();
     assert_eq!(&body[..], b"none");
+}
+
+#[derive(Clone)]
+struct Tag(&'static str);
+
+#[tokio::test]
+async fn an_extension_no_middleware_added_is_none() {
+    let read = |e: Option<Extension<Tag>>| async move { e.map_or("none", |Extension(t)| t.0) };
+    let app = App::new().route("/plain", get(read)).route(
+        "/tagged",
+        get(read).layer(from_fn(|mut req: Request, next: Next| async move {
+            req.extensions_mut().insert(Tag("tagged"));
+            next.run(req).await
+        })),
+    );
+    let client = TestClient::new(app);
+    assert_eq!(client.get("/plain").send().await.text(), "none");
+    assert_eq!(client.get("/tagged").send().await.text(), "tagged");
 }
