@@ -916,7 +916,7 @@ impl AppService {
 
     pub(crate) fn call_with_drain(
         &self,
-        req: Request,
+        mut req: Request,
         peer: Option<SocketAddr>,
         drain: Option<Arc<crate::drain::DrainState>>,
     ) -> ResponseFuture {
@@ -951,7 +951,6 @@ impl AppService {
                 // The context goes with the request, wherever the chain
                 // takes it; the response future keeps what it needs of it.
                 let (request_id, peer) = (ctx.request_id.clone(), ctx.peer);
-                let mut req = req;
                 req.extensions_mut().insert(ctx);
                 let mut app = Some(Arc::clone(&inner.shared));
                 // Routing (and any synchronous part of the chain) runs here.

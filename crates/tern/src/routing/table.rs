@@ -13,7 +13,7 @@ use super::{
 };
 use crate::{
     app::BuildError,
-    context::{param_names, PathParams},
+    context::param_names,
     handler::BoxFuture,
 };
 
@@ -333,6 +333,11 @@ impl Endpoint for Dispatch {
                 }
             }
         }
+        // The match borrows the request's path while its parameters go
+        // into the request's context: the extensions are held apart
+        // meanwhile (a pointer's move each way), so the parameters are
+        // decoded in place.
+        let mut extensions = std::mem::take(req.extensions_mut());
         let alt;
         let found = match paths.router.at(req.uri().path()) {
             Err(tern_router::MatchError::NotFound) if table.trailing != TrailingSlash::Strict => {
@@ -341,7 +346,9 @@ impl Endpoint for Dispatch {
                         alt = other;
                         match paths.router.at(&alt) {
                             Ok(_) if table.trailing == TrailingSlash::Redirect => {
-                                return redirect(req, &alt);
+                                let res = redirect(req, &alt);
+                                *req.extensions_mut() = extensions;
+                                return res;
                             }
                             found => found,
                         }
@@ -351,19 +358,18 @@ impl Endpoint for Dispatch {
             }
             found => found,
         };
+        let found = found.map(|m| {
+            let index = *m.value;
+            let names = &paths.routes[index].1;
+            let host = host.as_ref().map(|(names, params)| (*names, params));
+            crate::context::with_mut(&mut extensions, |ctx| {
+                ctx.params.set(host, names, &m.params);
+            });
+            index
+        });
+        *req.extensions_mut() = extensions;
         match found {
-            Ok(m) => {
-                let index = *m.value;
-                let names = &paths.routes[index].1;
-                let host = host.as_ref().map(|(names, params)| (*names, params));
-                // The parameters borrow the request's path: decoded here,
-                // then moved into the request's context.
-                let mut params = PathParams::default();
-                params.set(host, names, &m.params);
-                drop(m);
-                crate::context::with_mut(req.extensions_mut(), |ctx| ctx.params = params);
-                paths.routes[index].0.call(slot)
-            }
+            Ok(index) => paths.routes[index].0.call(slot),
             Err(tern_router::MatchError::MalformedPath) => Box::pin(std::future::ready(
                 Problem::new(StatusCode::BAD_REQUEST)
                     .with_detail("the request path has a malformed percent-escape or is not UTF-8 once decoded")
