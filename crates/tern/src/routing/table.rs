@@ -11,11 +11,7 @@ use super::{
     route::{Endpoint, Route},
     MethodRouter,
 };
-use crate::{
-    app::BuildError,
-    context::param_names,
-    handler::BoxFuture,
-};
+use crate::{app::BuildError, context::param_names, handler::BoxFuture};
 
 type Constraint = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 type Routes<S> = Vec<(String, MethodRouter<S>)>;
