@@ -235,6 +235,10 @@ mod negotiation_tests;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
+mod context_tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use tern::test::TestClient;
 
