@@ -29,7 +29,8 @@
 //! else the first seed of the keyring).
 //!
 //! A problem with a request found after it was opened (it breaks its
-//! contract: the `422` may quote the payload) is sealed the same way,
+//! contract: the `422` may quote the payload; the handler's own
+//! `Err(Problem)`) is sealed the same way,
 //! the problem document in CBOR; when it cannot be (no seed to sign
 //! with), it goes without its detail. The refusals below happen before
 //! anything is opened, so they are plaintext, and name nothing of the

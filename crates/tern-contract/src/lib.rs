@@ -74,12 +74,14 @@
 //! sealed answer, never plaintext: `406` when `Accept` refuses
 //! `application/cose`, a `500` without payload when the answer cannot be
 //! sealed. A problem found once the request is opened (its `422`, a
-//! payload that is not CBOR, an answer that breaks its contract) is
-//! sealed the same way (`application/cose`, the problem in CBOR), or,
-//! when it cannot be, sent without its detail. A request refused before
-//! it can be opened (no key, an unknown key, a bad tag, a replay) gets a
-//! plaintext problem: nothing of the payload is known to put in it. Negotiation holds behind any layer (it travels with the
-//! handler's future, not in the request context). [`ValidQuery<T>`] reads a query string as a contract
+//! payload that is not CBOR, an answer that breaks its contract, a
+//! problem the handler returns itself) is sealed the same way
+//! (`application/cose`, the problem in CBOR), or, when it cannot be, sent
+//! without its detail. A request refused before it can be opened (no
+//! key, an unknown key, a bad tag, a replay) gets a plaintext problem:
+//! nothing of the payload is known to put in it. Negotiation holds
+//! behind any layer (it travels with the handler's future, not in the
+//! request context). [`ValidQuery<T>`] reads a query string as a contract
 //! (`?limit=20&tag=a&tag=b`) with the same rules and the same `422`.
 //! [`openapi::OpenApi`] makes the app's OpenAPI 3.1 document from the same
 //! types (a `ValidQuery` field is a query parameter with its constraints)

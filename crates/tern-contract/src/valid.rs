@@ -50,8 +50,13 @@ use tern_core::doc::Operation;
 /// that cannot be sealed is sent without its detail. Refusals before
 /// the request is opened (an unknown key, a bad tag: `400`, `401`) are
 /// plaintext and say nothing of the payload. A problem the handler
-/// itself returns (`Err(Problem)` from `Result<Valid<T>, Problem>`) is
-/// not sealed yet: keep such a problem free of request data. A value that breaks its contract
+/// itself returns (`Err(Problem)` from `Result<Valid<T>, Problem>`, a
+/// `?` on an error that renders as one) is sealed the same way; any other
+/// answer it makes without `Valid<T>` (`Err((StatusCode, String))`) is
+/// plaintext that may quote the payload, so it is replaced by a sealed
+/// problem of its status (`500` when that is not an error status), its
+/// body not sent. In production a sealed `500`'s detail is logged and
+/// not sent, as for a plaintext one. A value that breaks its contract
 /// is the handler's bug: in development a `500` whose detail names each
 /// broken rule; in production it is logged and, by
 /// `TERN_INVALID_RESPONSES`, sent (default) or replaced by a `500`.
@@ -106,7 +111,14 @@ where
                 });
                 let value = crate::shape::decode::<T>(format, &opened.payload)
                     .map_err(|problem| sealed_problem(problem, &sealed))?;
-                if !tern::__private::set_negotiation_hint(sealed.clone()) {
+                // An answer the handler makes without `Valid<T>` (its
+                // `Err(Problem)`) is sealed on its way out of the handler.
+                let finish_with = Arc::clone(&sealed);
+                let finish: tern::__private::Finish =
+                    Arc::new(move |res| seal_unanswered(res, &finish_with));
+                if !(tern::__private::set_negotiation_hint(sealed.clone())
+                    && tern::__private::set_negotiation_finish(finish))
+                {
                     // The handler answers with a type that is not
                     // negotiated (`Json<T>`, `String`, ...): its answer
                     // would go out in plaintext. Fail closed.
@@ -297,6 +309,22 @@ fn sealed_problem(problem: Response, sealed: &SealedWith) -> Response {
     let Some(document) = problem.extensions().get::<Problem>() else {
         return unsealable(status);
     };
+    // Tern hides a 500's detail in production by its `Problem`, which a
+    // sealed answer no longer carries: hidden here, before sealing.
+    let hidden;
+    let document = if status == StatusCode::INTERNAL_SERVER_ERROR
+        && document.detail() != HIDDEN_DETAIL
+        && tern::__private::current_config(|c| c.is_production()).unwrap_or(false)
+    {
+        tracing::error!(
+            detail = document.detail(),
+            "answered 500 to a sealed request (in production the detail is logged, not sent)"
+        );
+        hidden = Problem::new(StatusCode::INTERNAL_SERVER_ERROR).with_detail(HIDDEN_DETAIL);
+        &hidden
+    } else {
+        document
+    };
     let bytes = Format::Cbor
         .encode(document)
         .and_then(|cbor| sealed.keyring.seal_answer(sealed.seal, &sealed.kid, &cbor));
@@ -316,6 +344,39 @@ fn sealed_problem(problem: Response, sealed: &SealedWith) -> Response {
         }
     }
 }
+
+/// The handler's own answer to a sealed request, made without the key
+/// (no negotiated answer took the negotiation): a problem is sealed like
+/// the `422`; anything else is plaintext that may quote the payload, and
+/// gives way to a sealed problem of its status (`500` when that is not
+/// an error: a sealed request's success is a contract).
+fn seal_unanswered(res: Response, sealed: &SealedWith) -> Response {
+    if res.extensions().get::<Problem>().is_some() {
+        return sealed_problem(res, sealed);
+    }
+    let status = res.status();
+    let status = if status.is_client_error() || status.is_server_error() {
+        status
+    } else {
+        StatusCode::INTERNAL_SERVER_ERROR
+    };
+    tracing::warn!(
+        status = res.status().as_u16(),
+        "a handler answered a sealed request with neither a contract nor a problem; its body \
+         is not sent"
+    );
+    let problem = Problem::new(status)
+        .with_detail(
+            "the answer to this sealed (application/cose) request could not be sealed: its \
+             handler answered with neither a contract (`Valid<T>`) nor a problem",
+        )
+        .into_response();
+    sealed_problem(problem, sealed)
+}
+
+/// What a `500` says in production, as Tern's own (its detail, which
+/// may name internals, is logged and not sent; sealed or not).
+const HIDDEN_DETAIL: &str = "the server failed to answer this request";
 
 /// The problem of `status` for a sealed request whose problem cannot be
 /// sealed: nothing of the request in it.

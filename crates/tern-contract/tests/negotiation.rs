@@ -11,7 +11,7 @@ use tern::{
     middleware::{from_fn, Next},
     routing::post,
     test::TestClient,
-    App, Bytes, Config, Request, Response,
+    App, Bytes, Config, Problem, Request, Response, StatusCode,
 };
 use tern_contract::{
     contract,
@@ -38,6 +38,17 @@ async fn order(Valid(o): Valid<Order>) -> Valid<Receipt> {
         total: o.qty * 3,
         item: o.item,
     })
+}
+
+/// A problem of the handler's own, quoting the opened payload (`item`).
+async fn missing(Valid(o): Valid<Order>) -> Result<Valid<Receipt>, Problem> {
+    Err(Problem::new(StatusCode::NOT_FOUND).with_detail(format!("{} item 7 not found", o.item)))
+}
+
+/// An error of the handler's own that is not a problem: plaintext that
+/// quotes the opened payload.
+async fn conflict(Valid(o): Valid<Order>) -> Result<Valid<Receipt>, (StatusCode, String)> {
+    Err((StatusCode::CONFLICT, format!("{} is taken", o.item)))
 }
 
 /// An answer in a contract to a body it never opened.
@@ -78,12 +89,16 @@ fn cbor(value: &Value) -> Vec<u8> {
     out
 }
 
-/// The apps: one per place a middleware can sit.
+/// The apps: one per place a middleware can sit. Each serves `order`
+/// at `/orders`, and the handlers that answer errors of their own at
+/// `/missing` and `/conflict`.
 fn apps() -> Vec<(&'static str, App)> {
     let base = || {
         App::new()
             .settings::<Keyring>("cose")
             .config(Config::from_settings([("COSE_KEYS", keys())]).unwrap())
+            .route("/missing", post(missing))
+            .route("/conflict", post(conflict))
     };
     vec![
         ("bare", base().route("/orders", post(order))),
@@ -99,7 +114,9 @@ fn apps() -> Vec<(&'static str, App)> {
         ),
         (
             "path layer",
-            base().route("/orders", post(order).layer(from_fn(pass))),
+            base()
+                .route("/orders", post(order).layer(from_fn(pass)))
+                .route("/missing/layered", post(missing).layer(from_fn(pass))),
         ),
         (
             "another task",
@@ -111,6 +128,7 @@ fn apps() -> Vec<(&'static str, App)> {
             "all of them",
             base()
                 .route("/orders", post(order).layer(from_fn(pass)))
+                .route("/missing/layered", post(missing).layer(from_fn(pass)))
                 .route_layer(from_fn(elsewhere))
                 .route_layer(from_fn(pass))
                 .layer(from_fn(pass)),
@@ -420,4 +438,209 @@ async fn a_problem_that_cannot_be_sealed_tells_nothing_of_the_request() {
             .contains("cannot be sealed"),
         "{problem}"
     );
+}
+
+#[tokio::test]
+async fn a_problem_the_handler_returns_to_a_sealed_request_is_sealed_too() {
+    let client_keys = keyring();
+    for (name, app) in apps() {
+        let layered = name == "path layer" || name == "all of them";
+        let client = TestClient::new(app);
+        for (seal, kid) in [
+            (Seal::Encrypt0, "k1"),
+            (Seal::Mac0, "m1"),
+            (Seal::Sign1, "s1"),
+        ] {
+            let paths: &[&str] = if layered {
+                &["/missing", "/missing/layered"]
+            } else {
+                &["/missing"]
+            };
+            for (p, path) in paths.iter().enumerate() {
+                // `Accept` is ignored for a problem, as for the 422.
+                for (qty, accept) in [(1, None), (2, Some("application/json"))] {
+                    // `qty` makes each message new: the same MAC twice is
+                    // a replay.
+                    let payload = cbor(&json!({"item": "secret", "qty": qty + 10 * p}));
+                    let sealed = client_keys.seal(seal, kid.as_bytes(), &payload).unwrap();
+                    let mut req = client
+                        .post(path)
+                        .header("content-type", "application/cose")
+                        .body(sealed);
+                    if let Some(accept) = accept {
+                        req = req.header("accept", accept);
+                    }
+                    let res = req.send().await;
+                    let what = format!("{name} {path} {seal:?} {accept:?}");
+                    assert_eq!(res.status(), 404, "{what}: {}", res.text());
+                    assert_eq!(
+                        res.header("content-type"),
+                        Some("application/cose"),
+                        "{what}: {}",
+                        res.text()
+                    );
+                    if seal == Seal::Encrypt0 {
+                        assert!(!res.text().contains("secret"), "{what}: {}", res.text());
+                    }
+                    // A fresh keyring: one would take a second MAC of the
+                    // same problem for a replay.
+                    let opened = keyring().open(res.bytes()).await.unwrap();
+                    assert_eq!(opened.seal, seal, "{what}");
+                    let problem: Value = ciborium::from_reader(&opened.payload[..]).unwrap();
+                    assert_eq!(problem["status"], 404, "{what}: {problem}");
+                    assert_eq!(
+                        problem["detail"], "secret item 7 not found",
+                        "{what}: {problem}"
+                    );
+                }
+            }
+        }
+        // The same handler to a plaintext request: its problem as it is.
+        let res = client
+            .post("/missing")
+            .json(&json!({"item": "nails", "qty": 3}))
+            .send()
+            .await;
+        assert_eq!(res.status(), 404, "{name}: {}", res.text());
+        assert_eq!(res.header("content-type"), Some("application/problem+json"));
+        assert_eq!(
+            res.detail().as_deref(),
+            Some("nails item 7 not found"),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_error_the_handler_returns_to_a_sealed_request_is_never_plaintext() {
+    // `(StatusCode, String)` is no problem document: there is nothing to
+    // seal but its status, so the client gets a sealed problem of that
+    // status, and the string (which quotes the payload) is not sent.
+    let client_keys = keyring();
+    for (name, app) in apps() {
+        let client = TestClient::new(app);
+        let payload = cbor(&json!({"item": "secret", "qty": 3}));
+        let sealed = client_keys.seal(Seal::Encrypt0, b"k1", &payload).unwrap();
+        let res = client
+            .post("/conflict")
+            .header("content-type", "application/cose")
+            .body(sealed)
+            .send()
+            .await;
+        assert_eq!(res.status(), 409, "{name}: {}", res.text());
+        assert_eq!(
+            res.header("content-type"),
+            Some("application/cose"),
+            "{name}: {}",
+            res.text()
+        );
+        let opened = keyring().open(res.bytes()).await.unwrap();
+        let problem: Value = ciborium::from_reader(&opened.payload[..]).unwrap();
+        assert_eq!(problem["status"], 409, "{name}: {problem}");
+        assert!(!problem.to_string().contains("secret"), "{name}: {problem}");
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap()
+                .contains("could not be sealed"),
+            "{name}: {problem}"
+        );
+        // To a plaintext request, the handler's own answer.
+        let res = client
+            .post("/conflict")
+            .json(&json!({"item": "nails", "qty": 3}))
+            .send()
+            .await;
+        assert_eq!(res.status(), 409, "{name}");
+        assert_eq!(res.text(), "nails is taken", "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_handler_problem_that_cannot_be_sealed_tells_nothing_of_the_request() {
+    // As for the 422: no seed to sign the problem with, so it keeps its
+    // status and loses its detail.
+    let seed = [0x33; 32];
+    let public = ed25519_dalek::SigningKey::from_bytes(&seed)
+        .verifying_key()
+        .to_bytes();
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let app = App::new()
+        .settings::<Keyring>("cose")
+        .config(
+            Config::from_settings([("COSE_KEYS", format!("s1:EdDSA-public:{}", b64(&public)))])
+                .unwrap(),
+        )
+        .route("/missing", post(missing));
+    let client = TestClient::new(app);
+    let payload = cbor(&json!({"item": "secret", "qty": 3}));
+    let sealed = keyring().seal(Seal::Sign1, b"s1", &payload).unwrap();
+    let res = client
+        .post("/missing")
+        .header("content-type", "application/cose")
+        .body(sealed)
+        .send()
+        .await;
+    assert_eq!(res.status(), 404, "{}", res.text());
+    assert_eq!(res.header("content-type"), Some("application/problem+json"));
+    assert!(!res.text().contains("secret"), "{}", res.text());
+    assert!(
+        res.detail()
+            .unwrap_or_default()
+            .contains("cannot be sealed"),
+        "{}",
+        res.text()
+    );
+}
+
+/// A `?` on an internal error after the request was opened: a `500`
+/// whose detail names internals.
+async fn failing(Valid(o): Valid<Order>) -> Result<Valid<Receipt>, Problem> {
+    Err(
+        Problem::new(StatusCode::INTERNAL_SERVER_ERROR).with_detail(format!(
+            "the database refused row {}: disk full at /var/db",
+            o.item
+        )),
+    )
+}
+
+#[tokio::test]
+async fn a_500_to_a_sealed_request_hides_its_internals_in_production() {
+    let app = |production: bool| {
+        let mut settings = vec![("COSE_KEYS", keys())];
+        if production {
+            settings.extend([
+                ("TERN_ENV", "production".to_owned()),
+                ("SECRET_KEY", "q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ".to_owned()),
+                ("ALLOWED_HOSTS", "localhost".to_owned()),
+            ]);
+        }
+        App::new()
+            .settings::<Keyring>("cose")
+            .config(Config::from_settings(settings).unwrap())
+            .route("/failing", post(failing))
+    };
+    for (production, expected) in [
+        (
+            false,
+            "the database refused row secret: disk full at /var/db",
+        ),
+        (true, "the server failed to answer this request"),
+    ] {
+        let client = TestClient::new(app(production));
+        let payload = cbor(&json!({"item": "secret", "qty": 3}));
+        let sealed = keyring().seal(Seal::Encrypt0, b"k1", &payload).unwrap();
+        let res = client
+            .post("/failing")
+            .header("host", "localhost")
+            .header("content-type", "application/cose")
+            .body(sealed)
+            .send()
+            .await;
+        assert_eq!(res.status(), 500, "{production}: {}", res.text());
+        assert_eq!(res.header("content-type"), Some("application/cose"));
+        let opened = keyring().open(res.bytes()).await.unwrap();
+        let problem: Value = ciborium::from_reader(&opened.payload[..]).unwrap();
+        assert_eq!(problem["detail"], expected, "{production}: {problem}");
+    }
 }

@@ -153,7 +153,9 @@ macro_rules! impl_handler {
                 };
                 match negotiated {
                     // The extractors and the answer see the negotiation
-                    // wherever this future is polled.
+                    // wherever this future is polled; an answer that does
+                    // not take it (the handler's `Err(Problem)`) passes
+                    // through what the extractor left to finish it.
                     Some(negotiated) => Box::pin(crate::negotiation::scoped(negotiated, answer)),
                     None => Box::pin(answer),
                 }

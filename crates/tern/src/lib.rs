@@ -74,7 +74,7 @@ pub mod __private {
         crate::context::with_app(|app| f(app.table.api()))
     }
 
-    pub use crate::negotiation::Negotiated;
+    pub use crate::negotiation::{Finish, Negotiated};
 
     /// Takes the negotiation of the request being answered, kept while
     /// a handler whose answer is negotiated runs (wherever its future is
@@ -90,6 +90,16 @@ pub mod __private {
     /// will see it.
     pub fn set_negotiation_hint(hint: std::sync::Arc<dyn std::any::Any + Send + Sync>) -> bool {
         crate::negotiation::set_hint(hint)
+    }
+
+    /// Leaves `finish` for the request being extracted: when its
+    /// handler's answer is not a negotiated one (an `Err(Problem)` next
+    /// to `Ok(Valid<T>)`, a response the handler built), that answer is
+    /// passed through `finish` before it leaves the handler (so before
+    /// any layer sees it). `false` when the handler's answer is not
+    /// negotiated at all: nothing would call `finish`.
+    pub fn set_negotiation_finish(finish: Finish) -> bool {
+        crate::negotiation::set_finish(finish)
     }
 }
 pub use tern_core::{body, doc, Problem, Request, Response};

@@ -19,10 +19,18 @@
 //! request inline) swaps its own in and out the same way. A future the
 //! handler spawns is polled outside the scope and sees none (its answer
 //! is not the handler's).
+//!
+//! An answer that is not negotiated (a handler's `Err(Problem)` next to
+//! its `Ok(Valid<T>)`, any response it builds itself) does not take the
+//! negotiation. When the handler's future ends with the negotiation still
+//! in its slot, its answer passes through the [`Finish`] the extractor
+//! left there, if any: a sealed (COSE) request's problem is sealed too,
+//! instead of going out in plaintext because it was made without the key.
 
 use std::{cell::RefCell, future::Future, pin::pin, sync::Arc};
 
 use http::HeaderValue;
+use tern_core::Response;
 
 thread_local! {
     static CURRENT: RefCell<Option<Negotiated>> = const { RefCell::new(None) };
@@ -39,7 +47,14 @@ pub struct Negotiated {
     /// What the request's extractor left for the answer (the key a COSE
     /// request was sealed with).
     pub hint: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// What the handler's answer passes through when no negotiated
+    /// answer took this negotiation (see [`scoped`]).
+    pub finish: Option<Finish>,
 }
+
+/// Turns an answer that was made without the negotiation into one that
+/// keeps its promises (a sealed request's problem, sealed).
+pub type Finish = Arc<dyn Fn(Response) -> Response + Send + Sync>;
 
 impl Negotiated {
     /// The negotiation of `req`.
@@ -48,20 +63,31 @@ impl Negotiated {
             accept: req.headers().get(http::header::ACCEPT).cloned(),
             content_type: req.headers().get(http::header::CONTENT_TYPE).cloned(),
             hint: None,
+            finish: None,
         }
     }
 }
 
 /// Polls `fut` (a negotiated handler's extraction, call and answer) with
-/// `negotiation` as the thread's current one.
-pub(crate) async fn scoped<F: Future>(negotiation: Negotiated, fut: F) -> F::Output {
+/// `negotiation` as the thread's current one; then, if no negotiated
+/// answer took it, passes the response through its [`Finish`].
+pub(crate) async fn scoped<F>(negotiation: Negotiated, fut: F) -> Response
+where
+    F: Future<Output = Response>,
+{
     let mut slot = Some(negotiation);
     let mut fut = pin!(fut);
-    std::future::poll_fn(move |cx| {
+    let res = std::future::poll_fn(|cx| {
         let _entered = Entered::new(&mut slot);
         fut.as_mut().poll(cx)
     })
-    .await
+    .await;
+    // Still here: the answer (an extractor's rejection, the handler's
+    // `Err`, a response it built) was made without the negotiation.
+    match slot.and_then(|n| n.finish) {
+        Some(finish) => finish(res),
+        None => res,
+    }
 }
 
 /// While alive, the negotiation that was in `slot` is current and `slot`
@@ -105,6 +131,22 @@ pub(crate) fn set_hint(hint: Arc<dyn std::any::Any + Send + Sync>) -> bool {
         Ok(mut current) => match current.as_mut() {
             Some(n) => {
                 n.hint = Some(hint);
+                true
+            }
+            None => false,
+        },
+        Err(_) => false,
+    })
+}
+
+/// Leaves `finish` for the answer of the current negotiated handler, in
+/// case that answer does not take the negotiation; `false` when no
+/// negotiated answer is being prepared on this thread.
+pub(crate) fn set_finish(finish: Finish) -> bool {
+    CURRENT.with(|c| match c.try_borrow_mut() {
+        Ok(mut current) => match current.as_mut() {
+            Some(n) => {
+                n.finish = Some(finish);
                 true
             }
             None => false,
