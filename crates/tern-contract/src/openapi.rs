@@ -73,8 +73,18 @@ impl OpenApi {
     /// [`AppService::api_routes`](tern::AppService::api_routes)). Routes
     /// under a host pattern are left out (OpenAPI has no host per path),
     /// as are the document and docs routes themselves.
+    ///
+    /// Two kinds of operation are named in `info.description` instead of
+    /// being silently wrong: those whose input an extractor could not
+    /// describe ([`Operation::undescribed`]: in `paths`, the input left
+    /// open, `x-tern-undescribed` saying why), and WebSocket routes
+    /// ([`Operation::upgrade`]: left out of `paths`, since OpenAPI has no
+    /// way to say "a GET that switches protocols", and a client or a
+    /// tester made from the document could only send a plain GET).
     pub fn document(&self, routes: &[ApiRoute]) -> Value {
         let mut paths = Map::new();
+        let mut undescribed = Vec::new();
+        let mut upgrades = Vec::new();
         let mut schemas = Map::new();
         schemas.insert("Problem".to_owned(), problem_schema());
         for route in routes {
@@ -91,6 +101,14 @@ impl OpenApi {
                 ) {
                     continue;
                 }
+                let label = format!("`{} {}`", method.to_ascii_uppercase(), path);
+                if let Some(protocol) = &op.upgrade {
+                    upgrades.push(format!("{label} ({protocol})"));
+                    continue;
+                }
+                if !op.undescribed.is_empty() {
+                    undescribed.push(format!("{label}: {}", op.undescribed.join("; ")));
+                }
                 for (name, schema) in &op.schemas {
                     schemas.insert(name.clone(), schema.clone());
                 }
@@ -101,7 +119,31 @@ impl OpenApi {
             }
         }
         let mut info = json!({ "title": self.title, "version": self.version });
-        if let Some(description) = &self.description {
+        let mut description = self.description.clone().unwrap_or_default();
+        for (list, heading) in [
+            (
+                &undescribed,
+                "Routes that cannot describe themselves (their input is left open here):",
+            ),
+            (
+                &upgrades,
+                "Routes that switch protocols, left out of `paths` (OpenAPI describes no \
+                 WebSocket exchange; connect with a WebSocket client):",
+            ),
+        ] {
+            if list.is_empty() {
+                continue;
+            }
+            if !description.is_empty() {
+                description.push_str("\n\n");
+            }
+            description.push_str(heading);
+            for line in list {
+                description.push_str("\n- ");
+                description.push_str(line);
+            }
+        }
+        if !description.is_empty() {
             info["description"] = json!(description);
         }
         json!({
@@ -248,16 +290,35 @@ fn operation(method: &str, path: &str, path_parameters: &[Value], op: &Operation
         }),
     );
     let mut operation = json!({ "operationId": id, "responses": responses });
+    // A `Path` extractor's typed parameters take the place of the
+    // pattern's, by name or by position.
+    let typed_path: Vec<&Value> = op.parameters.iter().filter(|p| p["in"] == "path").collect();
     let parameters: Vec<Value> = path_parameters
         .iter()
-        .chain(op.parameters.iter())
-        .cloned()
+        .enumerate()
+        .map(|(i, pattern)| {
+            let typed = typed_path.iter().find(|t| {
+                t["name"] == pattern["name"] || t["x-tern-position"].as_u64() == Some(i as u64)
+            });
+            match typed {
+                Some(typed) => {
+                    let mut parameter = pattern.clone();
+                    parameter["schema"] = typed["schema"].clone();
+                    parameter
+                }
+                None => pattern.clone(),
+            }
+        })
+        .chain(op.parameters.iter().filter(|p| p["in"] != "path").cloned())
         .collect();
     if !parameters.is_empty() {
         operation["parameters"] = Value::Array(parameters);
     }
     if let Some(body) = &op.request_body {
         operation["requestBody"] = body.clone();
+    }
+    if !op.undescribed.is_empty() {
+        operation["x-tern-undescribed"] = json!(op.undescribed);
     }
     operation
 }
@@ -324,5 +385,68 @@ mod tests {
         assert_eq!(params[1]["name"], "rest");
         let (path, params) = path_and_parameters("/plain");
         assert_eq!((path.as_str(), params.len()), ("/plain", 0));
+    }
+
+    /// An extractor that stands for a WebSocket upgrade.
+    struct Upgrade;
+
+    impl<S: Send + Sync> tern::__private::FromRequestParts<S> for Upgrade {
+        type Rejection = std::convert::Infallible;
+
+        async fn from_request_parts(
+            _: &mut tern::http::request::Parts,
+            _: &S,
+        ) -> Result<Self, Self::Rejection> {
+            Ok(Upgrade)
+        }
+
+        fn describe(op: &mut Operation) {
+            op.upgrade = Some("websocket".into());
+        }
+    }
+
+    /// Reads any JSON value or a number: serde cannot say which.
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    enum Loose {
+        N(u32),
+        S(String),
+    }
+
+    #[test]
+    fn what_cannot_be_described_is_named_not_hidden() {
+        use tern::{extract::Path, routing::get, routing::post, Json};
+        let app = tern::App::new()
+            .route("/open", post(|Json(_): Json<Loose>| async { "" }))
+            .route("/socket", get(|_: Upgrade| async { "" }))
+            .route("/users/{id}", get(|Path(_): Path<u32>| async { "" }))
+            .build()
+            .unwrap();
+        let doc = OpenApi::new("t", "1")
+            .description("Mine.")
+            .document(app.api_routes());
+        let description = doc["info"]["description"].as_str().unwrap();
+        assert!(description.starts_with("Mine.\n\n"), "{description}");
+        assert!(
+            description.contains("- `POST /open`: the application/json body"),
+            "{description}"
+        );
+        assert!(
+            description.contains("- `GET /socket` (websocket)"),
+            "{description}"
+        );
+        let open = &doc["paths"]["/open"]["post"];
+        assert!(open["x-tern-undescribed"].is_array(), "{open}");
+        assert_eq!(
+            open["requestBody"]["content"]["application/json"]["schema"],
+            json!({})
+        );
+        assert!(doc["paths"]["/socket"].is_null());
+        // `Path<u32>` types `{id}`, in place of the pattern's string.
+        let id = &doc["paths"]["/users/{id}"]["get"]["parameters"];
+        assert_eq!(id.as_array().unwrap().len(), 1, "{id}");
+        assert_eq!(id[0]["name"], "id");
+        assert_eq!(id[0]["schema"]["format"], "uint32");
     }
 }

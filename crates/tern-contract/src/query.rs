@@ -123,7 +123,9 @@ fn parameters(object: &Value, schemas: &std::collections::BTreeMap<String, Value
     properties
         .iter()
         .map(|(name, schema)| {
-            // Absent is how a query leaves out an optional value.
+            // Absent is how a query leaves out an optional value; an
+            // `Option` also reads an empty value (`?limit=`) as `None`.
+            let empty_is_none = schema != &non_null(schema.clone());
             let schema = non_null(schema.clone());
             let mut parameter = json!({
                 "name": name,
@@ -135,6 +137,8 @@ fn parameters(object: &Value, schemas: &std::collections::BTreeMap<String, Value
                 // `user[name]=x`, as `Query` reads nested values.
                 parameter["style"] = json!("deepObject");
                 parameter["explode"] = json!(true);
+            } else if empty_is_none {
+                parameter["allowEmptyValue"] = json!(true);
             }
             parameter
         })

@@ -76,6 +76,133 @@ impl Operation {
     }
 }
 
+impl Operation {
+    /// Describes a query string read into `T`: one parameter per field
+    /// (a nested struct as a `deepObject`), or, when `T`'s shape cannot be
+    /// learnt, a line in [`undescribed`](Self::undescribed).
+    pub fn query_of<T: DeserializeOwned>(&mut self) {
+        match fields_of::<T>(Format::Urlencoded) {
+            Ok(fields) => {
+                for (name, mut schema, required) in fields {
+                    // An `Option` reads an empty value as `None`: OpenAPI
+                    // says so of a query parameter with `allowEmptyValue`.
+                    let empty = json!({ "type": "string", "maxLength": 0 });
+                    let mut allow_empty = false;
+                    if let Some([inner, alt]) = schema["anyOf"].as_array().map(Vec::as_slice) {
+                        if alt == &empty {
+                            (schema, allow_empty) = (inner.clone(), true);
+                        }
+                    }
+                    let mut parameter = json!({
+                        "name": name, "in": "query", "required": required, "schema": schema,
+                    });
+                    if allow_empty {
+                        parameter["allowEmptyValue"] = json!(true);
+                    }
+                    if parameter["schema"]["type"] == "object" {
+                        parameter["style"] = json!("deepObject");
+                        parameter["explode"] = json!(true);
+                    }
+                    self.parameters.push(parameter);
+                }
+            }
+            Err(why) => self.undescribed.push(format!(
+                "the query string (`{}`): {why}",
+                std::any::type_name::<T>()
+            )),
+        }
+    }
+
+    /// Describes a required body read into `T`, in each of `media_types`:
+    /// `T`'s schema, or, when it cannot be learnt, an open schema (`{}`)
+    /// and a line in [`undescribed`](Self::undescribed). A body already
+    /// described gains the media types.
+    pub fn body_of<T: DeserializeOwned>(&mut self, media_types: &[&str], format: Format) {
+        // `serde_json::Value` reads any JSON: the open schema is exact.
+        let any_json = std::any::type_name::<T>() == "serde_json::value::Value";
+        let schema = match schema_of::<T>(format) {
+            Ok(schema) => schema,
+            Err(_) if any_json && format == Format::Json => json!({}),
+            Err(why) => {
+                self.undescribed.push(format!(
+                    "the {} body (`{}`): {why}",
+                    media_types.join(" or "),
+                    std::any::type_name::<T>()
+                ));
+                json!({})
+            }
+        };
+        let body = self
+            .request_body
+            .get_or_insert_with(|| json!({ "required": true, "content": {} }));
+        for media_type in media_types {
+            body["content"][*media_type] = json!({ "schema": schema });
+        }
+    }
+
+    /// Adds JSON Schema keywords (`minLength`, `pattern`) to the property
+    /// `field` of the request body's schema, in each of its media types:
+    /// the rules a handler checks beyond the type, which no `Deserialize`
+    /// impl tells. Call it after the body's extractor has described it.
+    ///
+    /// ```
+    /// # use tern_core::doc::{Format, Operation};
+    /// # #[derive(serde::Deserialize)] struct Note { text: String }
+    /// let mut op = Operation::default();
+    /// op.body_of::<Note>(&["application/json"], Format::Json);
+    /// op.body_rules("text", serde_json::json!({ "minLength": 1, "maxLength": 500 }));
+    /// let schema = &op.request_body.unwrap()["content"]["application/json"]["schema"];
+    /// assert_eq!(schema["properties"]["text"]["maxLength"], 500);
+    /// ```
+    pub fn body_rules(&mut self, field: &str, keywords: Value) {
+        let (Some(body), Value::Object(keywords)) = (self.request_body.as_mut(), keywords) else {
+            return;
+        };
+        let Some(content) = body["content"].as_object_mut() else {
+            return;
+        };
+        for media in content.values_mut() {
+            if let Some(property) = media["schema"]["properties"][field].as_object_mut() {
+                property.extend(keywords.clone());
+            }
+        }
+    }
+
+    /// Types the route's path parameters by `T` (a struct by field name,
+    /// a tuple or one value by position: `x-tern-position`) where `T`
+    /// says more than "a string"; documents put these in place of the
+    /// route's. Nothing when `T`'s shape cannot be learnt: the route's
+    /// pattern still types each parameter.
+    pub fn path_of<T: DeserializeOwned>(&mut self) {
+        let Ok(schema) = schema_of::<T>(Format::Urlencoded) else {
+            return;
+        };
+        let plain = |s: &Value| s == &json!({ "type": "string" });
+        let mut add = |name: Option<&str>, position: usize, schema: &Value| {
+            if plain(schema) {
+                return;
+            }
+            let mut parameter = json!({ "in": "path", "required": true, "schema": schema });
+            match name {
+                Some(name) => parameter["name"] = json!(name),
+                None => parameter["x-tern-position"] = json!(position),
+            }
+            self.parameters.push(parameter);
+        };
+        if let Some(properties) = schema["properties"].as_object() {
+            for (i, (name, schema)) in properties.iter().enumerate() {
+                add(Some(name), i, schema);
+            }
+        } else if let Some(items) = schema["prefixItems"].as_array() {
+            for (i, schema) in items.iter().enumerate() {
+                add(None, i, schema);
+            }
+        } else {
+            add(None, 0, &schema);
+        }
+    }
+}
+
 /// How the values of a type are written, which changes what its schema
 /// may say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +235,9 @@ pub fn schema_of<T: DeserializeOwned>(format: Format) -> Result<Value, String> {
 /// The schema of each field of the struct `T`, in declaration order, and
 /// whether it is required: one query parameter each. `Err` when `T` is
 /// not a struct, or a field cannot be learnt.
-pub fn fields_of<T: DeserializeOwned>(format: Format) -> Result<Vec<(String, Value, bool)>, String> {
+pub fn fields_of<T: DeserializeOwned>(
+    format: Format,
+) -> Result<Vec<(String, Value, bool)>, String> {
     match trace::<T>(&mut Vec::new())? {
         Node::Struct { fields, .. } => Ok(fields
             .into_iter()
@@ -203,6 +332,10 @@ impl Node {
                 }
                 if *closed {
                     schema["additionalProperties"] = json!(false);
+                } else if format == Format::Urlencoded {
+                    // Unknown keys are ignored, but each is still read as
+                    // a key: `a`, or `a[b]`, `a[]`, never `a[b` or `[b]`.
+                    schema["propertyNames"] = json!({ "pattern": URLENCODED_KEY });
                 }
                 schema
             }
@@ -210,6 +343,10 @@ impl Node {
         }
     }
 }
+
+/// The keys a query string or a form may hold: a name with no `[`, or a
+/// name followed by `[...]` groups (`user[address][city]`, `tag[]`).
+const URLENCODED_KEY: &str = r"^([^\[]*|[^\[]+(\[[^\]]*\])+)$";
 
 /// How deep a type may nest before it is taken for a recursive one.
 const MAX_DEPTH: usize = 24;
@@ -620,7 +757,10 @@ struct OneEntry<'a> {
 impl<'de> de::MapAccess<'de> for OneEntry<'_> {
     type Error = Halt;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Halt> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Halt> {
         match self.key.take() {
             Some(key) => seed.deserialize(str_de(key)).map(Some),
             None => Ok(None),
@@ -651,7 +791,10 @@ struct Fields {
 impl<'de> de::MapAccess<'de> for Fields {
     type Error = Halt;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Halt> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Halt> {
         while let Some(&name) = self.fields.get(self.next) {
             self.next += 1;
             if Some(name) != self.skip {
@@ -660,7 +803,9 @@ impl<'de> de::MapAccess<'de> for Fields {
         }
         if self.extra {
             self.extra = false;
-            return seed.deserialize(str_de("\u{1}tern-unknown-field")).map(Some);
+            return seed
+                .deserialize(str_de("\u{1}tern-unknown-field"))
+                .map(Some);
         }
         Ok(None)
     }
@@ -898,7 +1043,63 @@ mod tests {
         assert_eq!(ratio.1["anyOf"][0]["type"], "number");
         assert_eq!(ratio.1["anyOf"][1]["maxLength"], 0);
         let name = fields.iter().find(|f| f.0 == "name").unwrap();
-        assert_eq!((name.1.clone(), name.2), (json!({ "type": "string" }), true));
+        assert_eq!(
+            (name.1.clone(), name.2),
+            (json!({ "type": "string" }), true)
+        );
+    }
+
+    #[derive(Deserialize)]
+    struct Search {
+        q: String,
+        page: Option<u32>,
+        #[serde(default)]
+        tag: Vec<String>,
+    }
+
+    #[test]
+    fn a_query_is_one_parameter_per_field() {
+        let mut op = super::Operation::default();
+        op.query_of::<Search>();
+        let p = |name: &str| op.parameters.iter().find(|p| p["name"] == name).unwrap();
+        assert_eq!(p("q")["required"], true);
+        assert_eq!(p("q")["schema"], json!({ "type": "string" }));
+        // `?page=` reads as `None`.
+        assert_eq!(p("page")["required"], false);
+        assert_eq!(p("page")["allowEmptyValue"], true);
+        assert_eq!(p("page")["schema"]["type"], "integer");
+        assert_eq!(p("tag")["schema"]["type"], "array");
+        assert!(p("tag").get("allowEmptyValue").is_none());
+        assert!(op.undescribed.is_empty());
+
+        let mut op = super::Operation::default();
+        op.query_of::<serde_json::Value>();
+        assert!(op.parameters.is_empty());
+        assert_eq!(op.undescribed.len(), 1, "{:?}", op.undescribed);
+    }
+
+    #[test]
+    fn a_form_s_unknown_keys_are_still_keys() {
+        let mut op = super::Operation::default();
+        op.body_of::<Search>(&["application/x-www-form-urlencoded"], Format::Urlencoded);
+        op.body_rules("q", json!({ "minLength": 1 }));
+        let body = op.request_body.unwrap();
+        let schema = &body["content"]["application/x-www-form-urlencoded"]["schema"];
+        assert_eq!(schema["properties"]["q"]["minLength"], 1);
+        assert_eq!(schema["propertyNames"]["pattern"], super::URLENCODED_KEY);
+        let mut op = super::Operation::default();
+        op.body_of::<Search>(&["application/json"], Format::Json);
+        let body = op.request_body.unwrap();
+        assert!(body["content"]["application/json"]["schema"]["propertyNames"].is_null());
+    }
+
+    #[test]
+    fn a_path_types_only_what_the_pattern_cannot() {
+        let mut op = super::Operation::default();
+        op.path_of::<(String, u32)>();
+        assert_eq!(op.parameters.len(), 1, "{:?}", op.parameters);
+        assert_eq!(op.parameters[0]["x-tern-position"], 1);
+        assert_eq!(op.parameters[0]["schema"]["format"], "uint32");
     }
 
     #[derive(Deserialize)]

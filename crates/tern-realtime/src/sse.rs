@@ -144,6 +144,28 @@ impl<S: Send + Sync> FromRequestParts<S> for EventStream {
             keep_alive,
         })
     }
+
+    /// A `200` that is an event stream (`text/event-stream`, open until
+    /// the client or the server leaves), resumed from `Last-Event-ID`.
+    fn describe(op: &mut tern::doc::Operation) {
+        op.parameters.push(serde_json::json!({
+            "name": "Last-Event-ID",
+            "in": "header",
+            "required": false,
+            "description": "the id of the last event the client saw (a browser's EventSource \
+                sends it when it reconnects); the stream resumes after it where it can. An \
+                empty one, or one longer than 256 bytes, is ignored",
+            "schema": { "type": "string" },
+        }));
+        op.responses.insert(
+            "200".to_owned(),
+            serde_json::json!({
+                "description": "Server-sent events, one by one as they happen, until the client \
+                    or the server leaves (a comment line every keep-alive period).",
+                "content": { "text/event-stream": { "schema": { "type": "string" } } },
+            }),
+        );
+    }
 }
 
 fn respond(body: impl Stream<Item = Bytes> + Send + 'static) -> Response {

@@ -86,6 +86,12 @@ fn valid_key(key: &[u8]) -> bool {
 impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
     type Rejection = Response;
 
+    /// A WebSocket route: API documents leave it out of their operations
+    /// and name it (OpenAPI cannot describe a protocol switch).
+    fn describe(op: &mut tern::doc::Operation) {
+        op.upgrade = Some("websocket".to_owned());
+    }
+
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Response> {
         let headers = &parts.headers;
         // RFC 8441: HTTP/2's extended CONNECT.

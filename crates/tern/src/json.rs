@@ -58,13 +58,23 @@ where
         Json::from_bytes(&bytes)
     }
 
-    /// A JSON body of any shape (`T`'s shape is the app's to document:
-    /// `tern-contract`'s `Valid<T>` does).
+    /// A JSON body of `T`'s shape, learnt from its `Deserialize` impl
+    /// (field names, types, which may be left out); a type whose shape
+    /// cannot be learnt leaves the body open and the operation marked
+    /// [`undescribed`](tern_core::doc::Operation::undescribed). Rules
+    /// beyond the type (lengths, ranges) are `tern-contract`'s `Valid<T>`.
     fn describe(op: &mut tern_core::doc::Operation) {
-        op.request_body = Some(serde_json::json!({
-            "required": true,
-            "content": { "application/json": { "schema": {} } },
-        }));
+        op.body_of::<T>(&["application/json"], tern_core::doc::Format::Json);
+        op.problem("400", "The body is not valid JSON.");
+        op.problem("413", "The body is larger than the body limit.");
+        op.problem(
+            "415",
+            "The body is not `application/json` (or a `+json` type).",
+        );
+        op.problem(
+            "422",
+            "The JSON does not have the expected shape; `pointer` names the value at fault.",
+        );
     }
 }
 

@@ -137,7 +137,7 @@ impl StaticFiles {
         S: Clone + Send + Sync + 'static,
     {
         let files = self.clone();
-        tern::routing::get(move |req: Request| {
+        tern::routing::get(move |FileRequest(req): FileRequest<true>| {
             let files = files.clone();
             async move { files.serve(&req.into_parts().0).await }
         })
@@ -152,7 +152,7 @@ impl StaticFiles {
     {
         let files = self.clone();
         let rel: Arc<str> = Arc::from(rel.trim_start_matches('/'));
-        tern::routing::get(move |req: Request| {
+        tern::routing::get(move |FileRequest(req): FileRequest<false>| {
             let (files, rel) = (files.clone(), Arc::clone(&rel));
             async move {
                 let (req, _) = req.into_parts();
@@ -430,4 +430,74 @@ fn hex(bytes: &[u8]) -> String {
         s.push(char::from(DIGITS[usize::from(b & 15)]));
     }
     s
+}
+
+/// The request a file route's handler takes: the request itself, and
+/// what a file route answers, for API documents. `MOUNTED`: at
+/// [`StaticFiles::pattern`], where the request's path names the file;
+/// else one file at a route of its own.
+struct FileRequest<const MOUNTED: bool>(Request);
+
+impl<S: Send + Sync, const MOUNTED: bool> tern::extract::FromRequest<S> for FileRequest<MOUNTED> {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request(req: Request, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(FileRequest(req))
+    }
+
+    /// Every answer: the file (whole, a range, `304`), `404`, `412`,
+    /// `416`; mounted, the rules of `{*path}` too (one segment as a
+    /// client sends it, since a `/` it percent-encodes is refused) and
+    /// the `400` of a path that breaks them.
+    fn describe(op: &mut tern::doc::Operation) {
+        if MOUNTED {
+            op.parameters.push(path_parameter());
+            op.problem(
+                "400",
+                "The path breaks a rule of `path` (see the parameter).",
+            );
+        }
+        op.responses.insert(
+            "200".to_owned(),
+            serde_json::json!({
+                "description": "The file, with its `Content-Type`, `ETag` and `Last-Modified` \
+                    (`Content-Encoding: br` or `gzip` where a compressed copy exists and the \
+                    client accepts it).",
+                "content": { "*/*": { "schema": { "type": "string", "format": "binary" } } },
+            }),
+        );
+        op.responses.insert(
+            "206".to_owned(),
+            serde_json::json!({ "description": "The `Range` asked for." }),
+        );
+        op.responses.insert(
+            "304".to_owned(),
+            serde_json::json!({ "description": "Not modified since the client's copy \
+                (`If-None-Match`, `If-Modified-Since`)." }),
+        );
+        op.problem("404", "No such file (or a hidden one).");
+        op.problem(
+            "412",
+            "An `If-Match` or `If-Unmodified-Since` precondition failed.",
+        );
+        op.problem("416", "The `Range` is past the end of the file.");
+    }
+}
+
+/// `{*path}` and its rules (`path::relative`), for API documents.
+fn path_parameter() -> serde_json::Value {
+    serde_json::json!({
+        "name": "path",
+        "in": "path",
+        "required": true,
+        "description": "the file under the mount point (`css/app.css`; fingerprinted names \
+            such as `app.3f2a9c1b7e.css` too). Each segment is percent-decoded once and must \
+            not be empty, hold `/`, `\\`, `:` or a control character (C0, DEL, C1), be `.` \
+            or `..` in any spelling (`400`), or start with `.` (hidden: `404`)",
+        "schema": {
+            "type": "string",
+            "pattern": "^[^./\\\\:\\x00-\\x20\\x7f-\\x9f][^/\\\\:\\x00-\\x1f\\x7f-\\x9f]*$",
+            "maxLength": 255,
+        },
+    })
 }

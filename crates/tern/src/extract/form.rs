@@ -71,6 +71,20 @@ where
         .map(Form)
         .map_err(|e| reject("form field", e))
     }
+
+    /// An `application/x-www-form-urlencoded` body of `T`'s fields
+    /// (learnt from its `Deserialize` impl), and the errors it answers.
+    fn describe(op: &mut tern_core::doc::Operation) {
+        use tern_core::doc::Format;
+        op.body_of::<T>(&["application/x-www-form-urlencoded"], Format::Urlencoded);
+        op.problem(
+            "400",
+            "A form field is missing or does not parse (`field` names it), or the body is not \
+             UTF-8.",
+        );
+        op.problem("413", "The body is larger than the body limit.");
+        op.problem("415", "The body is not `application/x-www-form-urlencoded`.");
+    }
 }
 
 impl<T, S> OptionalFromRequest<S> for Form<T>

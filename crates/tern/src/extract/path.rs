@@ -98,6 +98,17 @@ where
             Rejection::invalid(StatusCode::BAD_REQUEST, detail).with_field(&e.path)
         })
     }
+
+    /// The parameters' types where `T` says more than the route's
+    /// pattern (`Path<u32>` on `/{id}`: an integer up to `u32::MAX`), and
+    /// the `400` a value that does not parse gets.
+    fn describe(op: &mut tern_core::doc::Operation) {
+        op.path_of::<T>();
+        op.problem(
+            "400",
+            "A path parameter does not parse as its type (`field` names it).",
+        );
+    }
 }
 
 impl<T> std::ops::Deref for Path<T> {

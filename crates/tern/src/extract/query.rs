@@ -83,6 +83,18 @@ where
             UrlencodedLimits::current(&parts.extensions),
         )
     }
+
+    /// One query parameter per field of `T` (learnt from its
+    /// `Deserialize` impl), and the `400` a parameter that is missing or
+    /// does not parse gets.
+    fn describe(op: &mut tern_core::doc::Operation) {
+        op.query_of::<T>();
+        op.problem(
+            "400",
+            "A query parameter is missing or does not parse (`field` names it), or the query \
+             string is malformed or past the limits.",
+        );
+    }
 }
 
 /// `None` without a query string; one that does not parse is the `400`
