@@ -224,6 +224,130 @@ async fn a_sealed_request_whose_answer_cannot_be_sealed_gets_an_error() {
     );
 }
 
+/// Why a sealed lookup is made: a secret of the client's, which the
+/// answer must not carry in clear.
+#[tern_contract::contract]
+struct Lookup {
+    #[contract(length(min = 1, max = 80))]
+    reason: String,
+}
+
+/// `GET /items/{id}`'s own handler behind a sealed body. The showcase
+/// opens a sealed request only on `POST /items`, whose handler has no
+/// problem of its own to answer; this route puts `items::show` (and its
+/// `Err(Problem)` 404) behind `Valid<T>`, in the composed app, under
+/// every route layer the showcase installs.
+async fn show_sealed(
+    store: tern::extract::State<crate::items::Store>,
+    id: tern::extract::Path<u64>,
+    tern_contract::Valid(_): tern_contract::Valid<Lookup>,
+) -> Result<tern_contract::Valid<crate::items::Item>, tern::Problem> {
+    crate::items::show(store, id).await
+}
+
+#[tokio::test]
+async fn a_missing_item_to_a_sealed_request_is_a_sealed_404() {
+    let app = showcase("sealed-404", &keys())
+        .route("/items/{id:u64}/sealed", tern::routing::post(show_sealed));
+    let client = TestClient::new(app);
+    let keyring = client_keys();
+    // The HTML problem renderer must not render the sealed problem again
+    // in plaintext, whatever `Accept` prefers.
+    let accepts = [
+        None,
+        Some(COSE),
+        Some("text/html"),
+        Some("text/html,application/xhtml+xml,*/*;q=0.8"),
+    ];
+    for (seal, kid) in [
+        (Seal::Encrypt0, "k1"),
+        (Seal::Mac0, "m1"),
+        (Seal::Sign1, "s1"),
+    ] {
+        for (i, accept) in accepts.into_iter().enumerate() {
+            let payload = cbor(&json!({"reason": format!("top-secret-{i}")}));
+            let sealed = keyring.seal(seal, kid.as_bytes(), &payload).unwrap();
+            let mut req = client
+                .post("/items/999/sealed")
+                .header("content-type", COSE)
+                .body(sealed);
+            if let Some(accept) = accept {
+                req = req.header("accept", accept);
+            }
+            let res = req.send().await;
+            let what = format!("{seal:?} {accept:?}");
+            assert_eq!(res.status(), 404, "{what}: {}", res.text());
+            assert_eq!(
+                res.header("content-type"),
+                Some(COSE),
+                "{what}: {}",
+                res.text()
+            );
+            if seal == Seal::Encrypt0 {
+                assert!(!res.text().contains("item 999"), "{what}: {}", res.text());
+            }
+            // A fresh keyring: the same problem MACed twice is the same
+            // message, which one keyring would take for a replay.
+            let opened = client_keys().open(res.bytes()).await.unwrap();
+            assert_eq!(opened.seal, seal, "{what}");
+            let problem = from_cbor(&opened.payload);
+            assert_eq!(problem["status"], 404, "{what}: {problem}");
+            assert_eq!(
+                problem["detail"], "there is no item 999",
+                "{what}: {problem}"
+            );
+        }
+    }
+    // The same route to a plaintext request: the showcase's own 404, and
+    // its HTML page for a browser.
+    let res = client
+        .post("/items/999/sealed")
+        .json(&json!({"reason": "browsing"}))
+        .send()
+        .await;
+    assert_eq!(res.status(), 404, "{}", res.text());
+    assert_eq!(res.header("content-type"), Some("application/problem+json"));
+    assert_eq!(res.detail().as_deref(), Some("there is no item 999"));
+    let res = client
+        .post("/items/999/sealed")
+        .header("accept", "text/html")
+        .json(&json!({"reason": "browsing"}))
+        .send()
+        .await;
+    assert_eq!(res.status(), 404, "{}", res.text());
+    assert!(
+        res.header("content-type")
+            .unwrap_or_default()
+            .starts_with("text/html"),
+        "{}",
+        res.text()
+    );
+}
+
+#[tokio::test]
+async fn a_missing_item_asked_for_in_cose_is_a_plaintext_problem_with_nothing_sealed_in_it() {
+    // `GET /items/{id}` opens nothing: a GET asking for COSE, or carrying
+    // a sealed body the route never reads, has no key to seal with. Its
+    // 404 is plaintext and says only what the path said; it is not
+    // turned into a 406 for the `Accept` it ignores.
+    let client = TestClient::new(showcase("cose-get-404", &keys()));
+    let keyring = client_keys();
+    for body in [false, true] {
+        let mut req = client.get("/items/999").header("accept", COSE);
+        if body {
+            let payload = cbor(&json!({"reason": "top-secret"}));
+            req = req
+                .header("content-type", COSE)
+                .body(keyring.seal(Seal::Encrypt0, b"k1", &payload).unwrap());
+        }
+        let res = req.send().await;
+        assert_eq!(res.status(), 404, "{body}: {}", res.text());
+        assert_eq!(res.header("content-type"), Some("application/problem+json"));
+        assert_eq!(res.detail().as_deref(), Some("there is no item 999"));
+        assert!(!res.text().contains("top-secret"), "{}", res.text());
+    }
+}
+
 /// One exchange over a socket: the status, the head, the body.
 async fn exchange(
     addr: std::net::SocketAddr,
