@@ -377,7 +377,10 @@ async fn exchange(
 
 #[tokio::test]
 async fn negotiation_holds_over_a_socket() {
-    let service = showcase("socket", &keys()).build().unwrap();
+    let service = showcase("socket", &keys())
+        .route("/items/{id:u64}/sealed", tern::routing::post(show_sealed))
+        .build()
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -420,5 +423,26 @@ async fn negotiation_holds_over_a_socket() {
     assert!(head.contains("content-type: application/cose"), "{head}");
     let opened = keyring.open(&body).await.unwrap();
     assert_eq!(from_cbor(&opened.payload)["name"], "top-secret-item");
+    // The handler's own 404 to a sealed request, sealed on the wire too,
+    // even for a browser's `Accept`.
+    let sealed = keyring
+        .seal(
+            Seal::Encrypt0,
+            b"k1",
+            &cbor(&json!({"reason": "top-secret-reason"})),
+        )
+        .unwrap();
+    let (status, head, body) = exchange(
+        addr,
+        "/items/999/sealed",
+        "Content-Type: application/cose\r\nAccept: text/html\r\n",
+        &sealed,
+    )
+    .await;
+    assert_eq!(status, 404, "{head}");
+    assert!(head.contains("content-type: application/cose"), "{head}");
+    assert!(!body.windows(8).any(|w| w == b"item 999"), "{head}");
+    let opened = keyring.open(&body).await.unwrap();
+    assert_eq!(from_cbor(&opened.payload)["detail"], "there is no item 999");
     let _ = stop.send(());
 }
