@@ -3,10 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 use tern::{
-    extract::{Form, Query},
+    doc::Operation,
+    extract::{Form, FromRequest, Query},
     http::{header, StatusCode},
     response::Html,
-    IntoResponse, Response,
+    IntoResponse, Request, Response,
 };
 use tern_auth::Session;
 use tern_data::{DataError, Db, ListQuery, Model};
@@ -166,12 +167,43 @@ pub(crate) struct NewNote {
     text: String,
 }
 
+/// The form of `POST /notes`: a `Form<NewNote>` whose API document also
+/// says the rules `create` checks (1 to `MAX_NOTE` characters, not only
+/// spaces: else `422`) and what it answers.
+pub(crate) struct NoteForm(NewNote);
+
+impl<S: Send + Sync> FromRequest<S> for NoteForm {
+    type Rejection = tern::extract::Rejection;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let Form(new) = Form::<NewNote>::from_request(req, state).await?;
+        Ok(NoteForm(new))
+    }
+
+    fn describe(op: &mut Operation) {
+        <Form<NewNote> as FromRequest<S>>::describe(op);
+        op.body_rules(
+            "text",
+            serde_json::json!({ "minLength": 1, "maxLength": MAX_NOTE, "pattern": "\\S" }),
+        );
+        op.responses.insert(
+            "303".to_owned(),
+            serde_json::json!({ "description": "Added: back to `/notes`." }),
+        );
+        op.problem("401", "Not logged in.");
+        op.problem(
+            "422",
+            "The note is empty (or only spaces) or longer than 500 characters.",
+        );
+    }
+}
+
 /// `POST /notes` (a form, from a logged-in user; the CSRF check ran
 /// before): adds the note, then back to the list.
 pub(crate) async fn create(
     Db(pool): Db,
     session: Session,
-    Form(new): Form<NewNote>,
+    NoteForm(new): NoteForm,
 ) -> Result<Response, Response> {
     let text = new.text.trim();
     if text.is_empty() || text.chars().count() > MAX_NOTE {
