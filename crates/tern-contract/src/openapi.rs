@@ -373,6 +373,7 @@ pub(crate) fn problem_response(op: &mut Operation, status: &str, description: &s
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

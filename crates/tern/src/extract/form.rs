@@ -83,7 +83,10 @@ where
              UTF-8.",
         );
         op.problem("413", "The body is larger than the body limit.");
-        op.problem("415", "The body is not `application/x-www-form-urlencoded`.");
+        op.problem(
+            "415",
+            "The body is not `application/x-www-form-urlencoded`.",
+        );
     }
 }
 
