@@ -169,7 +169,7 @@ pub(crate) struct NewNote {
 
 /// The form of `POST /notes`: a `Form<NewNote>` whose API document also
 /// says the rules `create` checks (1 to `MAX_NOTE` characters, not only
-/// spaces: else `422`) and what it answers.
+/// spaces, no NUL: else `422`) and what it answers.
 pub(crate) struct NoteForm(NewNote);
 
 impl<S: Send + Sync> FromRequest<S> for NoteForm {
@@ -184,7 +184,13 @@ impl<S: Send + Sync> FromRequest<S> for NoteForm {
         <Form<NewNote> as FromRequest<S>>::describe(op);
         op.body_rules(
             "text",
-            serde_json::json!({ "minLength": 1, "maxLength": MAX_NOTE, "pattern": "\\S" }),
+            // Not only spaces, and no NUL (the text column cannot hold it:
+            // the data layer answers `422`).
+            serde_json::json!({
+                "minLength": 1,
+                "maxLength": MAX_NOTE,
+                "pattern": "^[^\\x00]*[^\\s\\x00][^\\x00]*$",
+            }),
         );
         op.responses.insert(
             "303".to_owned(),
@@ -193,7 +199,7 @@ impl<S: Send + Sync> FromRequest<S> for NoteForm {
         op.problem("401", "Not logged in.");
         op.problem(
             "422",
-            "The note is empty (or only spaces) or longer than 500 characters.",
+            "The note is empty (or only spaces), longer than 500 characters or holds a NUL.",
         );
     }
 }
