@@ -63,9 +63,28 @@ fn from_cbor(bytes: &[u8]) -> Value {
 const CBOR: &str = "application/cbor";
 const COSE: &str = "application/cose";
 
+/// The showcase as `main` builds it, and with `tern_data`'s transaction
+/// layer around every route as well (an app that writes through `Tx`).
+fn variants(name: &str) -> [(&'static str, TestClient); 2] {
+    [
+        ("showcase", TestClient::new(showcase(name, &keys()))),
+        (
+            "showcase + transactions",
+            TestClient::new(
+                showcase(&format!("{name}-tx"), &keys()).route_layer(tern_data::transactions()),
+            ),
+        ),
+    ]
+}
+
 #[tokio::test]
 async fn every_items_route_answers_cbor_when_asked() {
-    let client = TestClient::new(showcase("cbor", &keys()));
+    for (variant, client) in variants("cbor") {
+        every_items_route_answers_cbor(variant, &client).await;
+    }
+}
+
+async fn every_items_route_answers_cbor(variant: &str, client: &TestClient) {
     let item = json!({"name": "anvil", "qty": 3, "owner": "ada@example.com"});
     // `Accept: application/cbor`, and no `Accept` (the request's format).
     for accept in [Some(CBOR), None] {
@@ -77,14 +96,18 @@ async fn every_items_route_answers_cbor_when_asked() {
             req = req.header("accept", accept);
         }
         let res = req.send().await;
-        assert_eq!(res.status(), 200, "{accept:?}: {}", res.text());
-        assert_eq!(res.header("content-type"), Some(CBOR), "{accept:?}");
+        assert_eq!(res.status(), 200, "{variant} {accept:?}: {}", res.text());
+        assert_eq!(
+            res.header("content-type"),
+            Some(CBOR),
+            "{variant} {accept:?}"
+        );
         assert_eq!(from_cbor(res.bytes())["name"], "anvil");
     }
     for path in ["/items", "/items?limit=1", "/items/1"] {
         let res = client.get(path).header("accept", CBOR).send().await;
-        assert_eq!(res.status(), 200, "{path}: {}", res.text());
-        assert_eq!(res.header("content-type"), Some(CBOR), "{path}");
+        assert_eq!(res.status(), 200, "{variant} {path}: {}", res.text());
+        assert_eq!(res.header("content-type"), Some(CBOR), "{variant} {path}");
         let answer = from_cbor(res.bytes());
         assert!(
             answer["name"] == "anvil" || answer["items"][0]["name"] == "anvil",
@@ -107,7 +130,12 @@ async fn every_items_route_answers_cbor_when_asked() {
 
 #[tokio::test]
 async fn a_sealed_request_gets_a_sealed_answer_never_plaintext() {
-    let client = TestClient::new(showcase("cose", &keys()));
+    for (variant, client) in variants("cose") {
+        a_sealed_request_gets_a_sealed_answer(variant, &client).await;
+    }
+}
+
+async fn a_sealed_request_gets_a_sealed_answer(variant: &str, client: &TestClient) {
     let keyring = client_keys();
     for (i, (seal, kid)) in [
         (Seal::Encrypt0, "k1"),
@@ -137,7 +165,12 @@ async fn a_sealed_request_gets_a_sealed_answer_never_plaintext() {
                 req = req.header("accept", accept);
             }
             let res = req.send().await;
-            assert_eq!(res.status(), 200, "{seal:?} {accept:?}: {}", res.text());
+            assert_eq!(
+                res.status(),
+                200,
+                "{variant} {seal:?} {accept:?}: {}",
+                res.text()
+            );
             assert_eq!(
                 res.header("content-type"),
                 Some(COSE),
