@@ -48,7 +48,8 @@ pub struct Negotiated {
     /// request was sealed with).
     pub hint: Option<Arc<dyn std::any::Any + Send + Sync>>,
     /// What the handler's answer passes through when no negotiated
-    /// answer took this negotiation (see [`scoped`]).
+    /// answer took this negotiation (when the negotiated handler's future
+    /// ends).
     pub finish: Option<Finish>,
 }
 
