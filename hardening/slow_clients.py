@@ -44,8 +44,13 @@ def probe_loop(addr, stop, latencies, failures):
     while not stop.is_set():
         PROBE_LOCK.acquire()
         start = time.monotonic()
+        # Which step a failure happened in, and how long it waited: a
+        # probe that times out (rarely, see ROADMAP) says whether it was
+        # the connect or the answer.
+        phase = "connect"
         try:
             with socket.create_connection(addr, timeout=2) as s:
+                phase = "answer"
                 s.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
                 data = b""
                 while b"\r\n\r\n" not in data:
@@ -58,7 +63,7 @@ def probe_loop(addr, stop, latencies, failures):
             else:
                 failures.append(data[:60])
         except OSError as e:
-            failures.append(str(e))
+            failures.append(f"{phase}: {e} after {time.monotonic() - start:.2f} s")
         finally:
             PROBE_LOCK.release()
         time.sleep(0.05)
