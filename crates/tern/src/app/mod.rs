@@ -1,0 +1,516 @@
+//! `App`: routes, scopes, middleware and state, built once into an
+//! [`AppService`].
+//!
+//! One concept per file; this one is the builder, which composes
+//! everything once, when the app is built:
+//!
+//! - `scope`: [`Scope`], routes under a prefix with their own middleware;
+//! - `error`: [`BuildError`], an app that cannot be built;
+//! - `shared`: what every request of one built app shares (configuration,
+//!   problem renderer, security headers);
+//! - `service`: the built app, [`AppService`], and [`ResponseFuture`], one
+//!   request's way through it (panics, request timeout, access log);
+//! - `head`: what is checked of a request's head before any middleware
+//!   (framing, body length, `Host`, `ALLOWED_HOSTS`), then its context;
+//! - `request_id`: the request IDs Tern makes;
+//! - `finish`: the final touches of every answer (exact `Content-Length`,
+//!   hidden `500` details, the problem renderer, request ID, security
+//!   headers);
+//! - `requested`: [`Requested`], what a problem renderer knows of the
+//!   request (content negotiation itself is `tern_core::accept`).
+
+mod error;
+mod finish;
+mod head;
+mod request_id;
+mod requested;
+mod scope;
+mod service;
+mod shared;
+
+use std::{fmt, future::Future, sync::Arc};
+
+use http::{Method, StatusCode};
+use tern_core::{Problem, Response};
+
+pub use error::BuildError;
+pub use requested::Requested;
+pub use scope::Scope;
+pub use service::{AppService, ResponseFuture};
+pub(crate) use shared::Shared;
+
+use crate::{
+    config::Config,
+    handler::Handler,
+    routing::{
+        method_router::{layer_fn, LayerFn},
+        route::LayerBounds,
+        table::{Dispatch, Entry, Table},
+        IntoMethodRouter, Route, TrailingSlash,
+    },
+};
+use scope::normalize_prefix;
+use service::AppInner;
+
+/// How an app renders its problems ([`App::problem_renderer`]).
+type Renderer = Arc<dyn Fn(&Problem, &Requested) -> Response + Send + Sync>;
+type Constraint = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// A Tern application: routes, scopes, middleware and shared state.
+///
+/// Build it with [`App::new`] (no state) or [`App::with_state`], register
+/// handlers with [`route`](App::route), group routes under a prefix with
+/// [`scope`](App::scope), add middleware with [`layer`](App::layer), then
+/// run it with [`Server`](crate::Server) or test it with
+/// [`TestClient`](crate::test::TestClient). Everything is composed once,
+/// when the app is built; nothing is rebuilt per request or per connection.
+///
+/// ```
+/// use tern::{App, routing::get, extract::Path};
+///
+/// async fn hello() -> &'static str { "Hello, World!" }
+/// async fn user(Path(id): Path<u64>) -> String { format!("user {id}") }
+///
+/// let app = App::new()
+///     .route("/", get(hello))
+///     .scope("/api", |api| api.route("/users/{id:u64}", get(user)));
+/// # let _ = app.build().unwrap();
+/// ```
+pub struct App<S = ()> {
+    state: S,
+    routes: Vec<Entry<S>>,
+    fallback: Option<Route>,
+    layers: Vec<LayerFn>,
+    route_layers: Vec<LayerFn>,
+    config: Option<Config>,
+    renderer: Option<Renderer>,
+    constraints: Vec<(String, Constraint)>,
+    trailing_slash: TrailingSlash,
+    settings: Vec<crate::settings::Registration>,
+    commands: crate::command::Extensions,
+}
+
+impl<S> fmt::Debug for App<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("App")
+            .field(
+                "routes",
+                &self.routes.iter().map(|e| &e.path).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl App<()> {
+    /// An app without state.
+    pub fn new() -> Self {
+        App::with_state(())
+    }
+}
+
+impl Default for App<()> {
+    fn default() -> Self {
+        App::new()
+    }
+}
+
+impl<S: Clone + Send + Sync + 'static> App<S> {
+    /// An app whose handlers can take [`State<S>`](crate::extract::State).
+    ///
+    /// `S` is cloned for each request: keep it cheap to clone (wrap large
+    /// things in `Arc`).
+    pub fn with_state(state: S) -> Self {
+        App {
+            state,
+            routes: Vec::new(),
+            fallback: None,
+            layers: Vec::new(),
+            route_layers: Vec::new(),
+            config: None,
+            renderer: None,
+            constraints: Vec::new(),
+            trailing_slash: TrailingSlash::Strict,
+            settings: Vec::new(),
+            commands: crate::command::Extensions::default(),
+        }
+    }
+
+    /// Registers the handlers of `path`.
+    ///
+    /// Syntax: `/users/{id}` (a parameter), `/users/{id:u64}` (a typed
+    /// constraint: `u64`, `i64`, `slug`, `uuid`, or one added with
+    /// [`constraint`](App::constraint)), `/files/{*path}` (a glob of one or
+    /// more segments). Registering the same path twice merges the methods;
+    /// the same method twice is a build error.
+    ///
+    /// `methods` is a [`MethodRouter`](crate::routing::MethodRouter) whose
+    /// handlers need the app's state type `S`; handlers that take another
+    /// [`State`](crate::extract::State) are a compile error naming both
+    /// types (see [`IntoMethodRouter`]).
+    pub fn route(mut self, path: &str, methods: impl IntoMethodRouter<S>) -> Self {
+        let methods = methods.into_method_router();
+        self.routes.push(Entry::new(path.to_owned(), methods, None));
+        self
+    }
+
+    /// Registers a route under a name, for building its URL with
+    /// [`AppService::url_for`] or the [`Urls`](crate::extract::Urls)
+    /// extractor. Names are unique in an app.
+    ///
+    /// ```
+    /// use tern::{App, routing::get};
+    ///
+    /// let app = App::new()
+    ///     .named_route("user", "/users/{id:u64}", get(|| async { "a user" }))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(app.url_for("user", &[("id", "42")]).unwrap(), "/users/42");
+    /// ```
+    pub fn named_route(
+        mut self,
+        name: &str,
+        path: &str,
+        methods: impl IntoMethodRouter<S>,
+    ) -> Self {
+        let methods = methods.into_method_router();
+        self.routes
+            .push(Entry::new(path.to_owned(), methods, Some(name)));
+        self
+    }
+
+    /// Routes for one host, given as `example.com` or with parameters in
+    /// whole labels, `{tenant}.example.com` (read them with `Path`, host
+    /// parameters first). A request whose host matches is routed only by
+    /// these routes; other hosts use the routes registered without a host.
+    ///
+    /// ```
+    /// use tern::{App, extract::Path, routing::get};
+    ///
+    /// async fn dashboard(Path(tenant): Path<String>) -> String {
+    ///     format!("dashboard of {tenant}")
+    /// }
+    /// let app = App::new()
+    ///     .route("/", get(|| async { "marketing site" }))
+    ///     .host("{tenant}.example.com", |t| t.route("/", get(dashboard)));
+    /// # let _ = app.build().unwrap();
+    /// ```
+    pub fn host<F>(mut self, pattern: &str, build: F) -> Self
+    where
+        F: FnOnce(Scope<S>) -> Scope<S>,
+    {
+        let scope = build(Scope::new(String::new()));
+        let host = pattern.to_owned();
+        self.routes.extend(scope.finish().map(|mut entry| {
+            entry.host = Some(host.clone());
+            entry
+        }));
+        self
+    }
+
+    /// What a path that has no route, but would with its trailing slash
+    /// added or removed, gets: a 404 (the default), a `308` redirect, or
+    /// the same answer.
+    pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
+        self.trailing_slash = policy;
+        self
+    }
+
+    /// Groups routes under `prefix`, with middleware of their own.
+    ///
+    /// ```
+    /// use tern::{App, routing::get, middleware::{from_fn, Next}, Request};
+    ///
+    /// async fn list() -> &'static str { "[]" }
+    /// async fn audit(req: Request, next: Next) -> tern::Response {
+    ///     next.run(req).await
+    /// }
+    ///
+    /// let app = App::new().scope("/admin", |admin| {
+    ///     admin.route("/users", get(list)).layer(from_fn(audit))
+    /// });
+    /// # let _ = app.build().unwrap();
+    /// ```
+    pub fn scope<F>(mut self, prefix: &str, build: F) -> Self
+    where
+        F: FnOnce(Scope<S>) -> Scope<S>,
+    {
+        let scope = build(Scope::new(normalize_prefix(prefix)));
+        self.routes.extend(scope.finish());
+        self
+    }
+
+    /// Answers requests that match no route (by default a `404` problem).
+    pub fn fallback<H, T>(mut self, handler: H) -> Self
+    where
+        H: Handler<T, S>,
+        T: 'static,
+    {
+        self.fallback = Some(Route::from_handler(handler, self.state.clone()));
+        self
+    }
+
+    /// Wraps the whole app in a tower layer or a
+    /// [`from_fn`](crate::middleware::from_fn) middleware that runs
+    /// **before routing**, for every request: also those that will be a
+    /// `404` (no route) or a `405` (wrong method). For what applies to all
+    /// traffic: logging, CORS, compression, timeouts. Layers added later
+    /// run first.
+    ///
+    /// Authentication belongs in [`route_layer`](App::route_layer) (or a
+    /// [`Scope::layer`]): here, an unauthenticated `POST /nope` would get
+    /// `401` instead of `404`.
+    pub fn layer<L: LayerBounds>(mut self, layer: L) -> Self {
+        self.layers.push(layer_fn(layer));
+        self
+    }
+
+    /// Wraps every route of the app in a layer that runs **after
+    /// routing**, only for requests that matched a route and a method:
+    /// an unknown path is still a `404` and a wrong method a `405`, without
+    /// the layer running. For authentication and authorization. Applies to
+    /// the routes registered before and after the call alike (not to the
+    /// [`fallback`](App::fallback)); runs after the app's
+    /// [`layer`](App::layer)s and before scope and route layers.
+    ///
+    /// ```
+    /// use tern::{App, IntoResponse, Problem, Request, Response, StatusCode};
+    /// use tern::{middleware::{from_fn, Next}, routing::get, test::TestClient};
+    ///
+    /// async fn auth(req: Request, next: Next) -> Response {
+    ///     if req.headers().get("authorization").is_some_and(|v| v == "Bearer open-sesame") {
+    ///         next.run(req).await
+    ///     } else {
+    ///         Problem::new(StatusCode::UNAUTHORIZED).into_response()
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let app = App::new()
+    ///     .route("/notes", get(|| async { "[]" }))
+    ///     .route_layer(from_fn(auth));
+    /// let client = TestClient::new(app);
+    /// assert_eq!(client.get("/notes").send().await.status(), 401);
+    /// assert_eq!(client.get("/nope").send().await.status(), 404);   // not 401
+    /// assert_eq!(client.post("/notes").send().await.status(), 405); // not 401
+    /// let res = client.get("/notes").header("authorization", "Bearer open-sesame").send().await;
+    /// assert_eq!(res.status(), 200);
+    /// # }
+    /// ```
+    pub fn route_layer<L: LayerBounds>(mut self, layer: L) -> Self {
+        self.route_layers.push(layer_fn(layer));
+        self
+    }
+
+    /// Uses `config` instead of reading the environment when served.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// Loads the app's own settings `T` when the app is built: the
+    /// `[prefix]` table of `tern.toml`, then the variables
+    /// `PREFIX_<FIELD>`, which win; unknown keys, missing and malformed
+    /// values stop the start with an error naming the variable. Handlers
+    /// take them as [`Settings<T>`](crate::settings::Settings); a
+    /// [`Secret`](crate::settings::Secret) field is never printed. See
+    /// [`settings`](crate::settings).
+    ///
+    /// ```
+    /// use serde::Deserialize;
+    /// use tern::settings::{Secret, Settings};
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Api { token: Secret }
+    ///
+    /// async fn check(Settings(api): Settings<Api>) -> &'static str {
+    ///     if api.token.matches("a-token-from-tests") { "yes" } else { "no" }
+    /// }
+    ///
+    /// let config = tern::Config::from_settings([("API_TOKEN", "a-token-from-tests")]).unwrap();
+    /// let app = tern::App::new()
+    ///     .settings::<Api>("api")
+    ///     .route("/check", tern::routing::get(check));
+    /// assert!(app.build_with(config).is_ok());
+    ///
+    /// // Without `API_TOKEN`, the app does not start, and says why:
+    /// let err = tern::App::new().settings::<Api>("api").build().unwrap_err();
+    /// assert!(err.to_string().starts_with("API_TOKEN: is not set"));
+    /// ```
+    pub fn settings<T>(mut self, prefix: &str) -> Self
+    where
+        T: serde::de::DeserializeOwned + Send + Sync + 'static,
+    {
+        self.settings
+            .push(crate::settings::Registration::of::<T>(prefix));
+        self
+    }
+
+    /// Renders every problem (rejections, 404, 405, 500, ...) with
+    /// `render` instead of the default `application/problem+json`. It
+    /// gets what the request asked for ([`Requested`]), so it can answer
+    /// browsers with an HTML page and API clients with `problem+json`
+    /// (`problem.clone().into_response()`).
+    pub fn problem_renderer<F>(mut self, render: F) -> Self
+    where
+        F: Fn(&Problem, &Requested) -> Response + Send + Sync + 'static,
+    {
+        self.renderer = Some(Arc::new(render));
+        self
+    }
+
+    /// Adds a typed constraint usable as `{name:NAME}` in routes.
+    ///
+    /// ```
+    /// let app = tern::App::new()
+    ///     .constraint("hex", |s| s.bytes().all(|b| b.is_ascii_hexdigit()))
+    ///     .route("/colors/{rgb:hex}", tern::routing::get(|| async { "a color" }));
+    /// # let _ = app.build().unwrap();
+    /// ```
+    pub fn constraint<F>(mut self, name: &str, matcher: F) -> Self
+    where
+        F: Fn(&str) -> bool + Send + Sync + 'static,
+    {
+        self.constraints.push((name.to_owned(), Arc::new(matcher)));
+        self
+    }
+
+    /// Adds a command to the app's command line (`my-app NAME ...`, next
+    /// to `serve`, `routes` and `check`; see [`command`](crate::command)).
+    /// Batteries add theirs this way (`migrate`, `createsuperuser`).
+    pub fn command(mut self, command: crate::command::Command) -> Self {
+        self.commands.commands.push(command);
+        self
+    }
+
+    /// Runs `hook` with the built app before the server starts serving
+    /// (with [`run`](crate::run), [`serve`](crate::serve) and the `serve`
+    /// command; not for other commands nor the test client), in the order
+    /// added. An error stops the start and is printed. For work a process
+    /// does once before it serves: migrations in development, a cache
+    /// warmed.
+    pub fn on_start<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(AppService) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), crate::command::BoxError>> + Send + 'static,
+    {
+        self.commands
+            .on_start
+            .push(Arc::new(move |app| Box::pin(hook(app))));
+        self
+    }
+
+    /// Adds lines to the production checklist of the `check` command:
+    /// `check` runs with the app built for production and prints what
+    /// each returns (see [`Finding`](crate::command::Finding)).
+    pub fn check<F, Fut>(mut self, check: F) -> Self
+    where
+        F: Fn(AppService) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<crate::command::Finding>> + Send + 'static,
+    {
+        self.commands
+            .checks
+            .push(Arc::new(move |app| Box::pin(check(app))));
+        self
+    }
+
+    /// Takes the commands, start hooks and checks out of the app.
+    pub(crate) fn take_commands(&mut self) -> crate::command::Extensions {
+        std::mem::take(&mut self.commands)
+    }
+
+    /// Each settings registration loaded on its own with `config`: the
+    /// errors, for the `check` command.
+    pub(crate) fn settings_errors(&self, config: &Config) -> Vec<crate::config::ConfigError> {
+        crate::settings::AppSettings::errors(&self.settings, config)
+    }
+
+    /// The configuration set with [`config`](App::config), if any.
+    pub fn configured(&self) -> Option<&Config> {
+        self.config.as_ref()
+    }
+
+    /// Builds the app with its own configuration, or the default
+    /// (development) one if none was set.
+    pub fn build(self) -> Result<AppService, BuildError> {
+        let config = self.config.clone().unwrap_or_default();
+        self.build_with(config)
+    }
+
+    /// Builds the app with `config`: checks every route, composes every
+    /// middleware chain. Conflicting or invalid routes are reported here,
+    /// with both routes named, never at request time.
+    pub fn build_with(self, config: Config) -> Result<AppService, BuildError> {
+        let App {
+            state,
+            routes,
+            fallback,
+            layers,
+            route_layers,
+            config: _,
+            renderer,
+            constraints,
+            trailing_slash,
+            settings,
+            commands: _,
+        } = self;
+        let settings =
+            crate::settings::AppSettings::load(&settings, &config).map_err(BuildError::config)?;
+        let mut routes = routes;
+        if !route_layers.is_empty() {
+            for entry in &mut routes {
+                entry.methods.push_layers(&route_layers);
+            }
+        }
+        let mut listing: Vec<crate::routing::RouteListing> = routes
+            .iter()
+            .map(|entry| crate::routing::RouteListing {
+                host: entry.host.clone(),
+                path: entry.path.clone(),
+                name: entry.name.clone(),
+                methods: entry.methods.listing(),
+            })
+            .collect();
+        if let Some(health) = config.health_path.as_deref() {
+            if !listing.iter().any(|r| r.path == health) {
+                listing.push(crate::routing::RouteListing {
+                    host: None,
+                    path: health.to_owned(),
+                    name: None,
+                    methods: vec![crate::routing::MethodListing {
+                        method: "GET".to_owned(),
+                        handler: "(built in: TERN_HEALTH_PATH)",
+                        middleware: Vec::new(),
+                    }],
+                });
+            }
+        }
+        let middleware = layers.iter().rev().map(LayerFn::name).collect();
+        let fallback = fallback.unwrap_or_else(|| Route::from_handler(not_found, ()));
+        let table = Arc::new(Table::build(
+            routes,
+            &state,
+            &constraints,
+            fallback,
+            trailing_slash,
+            config.health_path.as_deref(),
+        )?);
+        let dispatch = Route::from_endpoint(Dispatch(Arc::clone(&table)));
+        let chain = layers
+            .iter()
+            .fold(dispatch, |route, layer| layer.apply(route));
+        let shared = Arc::new(Shared::new(config, renderer, table, settings));
+        Ok(AppService {
+            inner: Arc::new(AppInner {
+                chain,
+                shared,
+                listing,
+                middleware,
+            }),
+        })
+    }
+}
+
+async fn not_found(method: Method, uri: http::Uri) -> Problem {
+    Problem::new(StatusCode::NOT_FOUND)
+        .with_detail(format!("no route matches {method} {}", uri.path()))
+}

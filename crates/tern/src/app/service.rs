@@ -1,0 +1,390 @@
+//! The built app, [`AppService`], and [`ResponseFuture`], one request's
+//! way through it.
+
+use std::{
+    any::Any,
+    convert::Infallible,
+    fmt,
+    future::Future,
+    net::SocketAddr,
+    panic::AssertUnwindSafe,
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use futures_util::FutureExt;
+use http::{header, HeaderValue, Method, StatusCode};
+use tern_core::{body::Body, response::IntoResponse, Problem, Request, Response};
+
+use super::{
+    finish::{finish, HIDDEN_DETAIL},
+    head::prepare,
+    request_id::next_request_id,
+    Shared,
+};
+use crate::{config::Config, context::RequestIdValue, routing::Route};
+
+pub(super) struct AppInner {
+    pub(super) chain: Route,
+    pub(super) shared: Arc<Shared>,
+    pub(super) listing: Vec<crate::routing::RouteListing>,
+    pub(super) middleware: Vec<&'static str>,
+}
+
+/// A built app: the tower `Service` the server runs and the test client
+/// calls.
+///
+/// Cloning is one reference-count increment; every connection shares the
+/// same composed routes and middleware.
+#[derive(Clone)]
+pub struct AppService {
+    pub(super) inner: Arc<AppInner>,
+}
+
+impl fmt::Debug for AppService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AppService")
+    }
+}
+
+impl AppService {
+    /// The configuration the app was built with.
+    pub fn config(&self) -> &Config {
+        &self.inner.shared.config
+    }
+
+    /// What a client gets for an HTTP/1 request hyper could not parse,
+    /// instead of hyper's bare `status` with an empty body: the same
+    /// problem+json as every other answer, with a request ID and the app's
+    /// renderer, as the bytes of an HTTP/1.1 response that closes the
+    /// connection. `date` is hyper's `date` line. `None` for a status hyper
+    /// does not send for a parse error, or a rendered body not ready at
+    /// once (hyper's answer then goes out as it is).
+    pub(crate) fn unparsable_answer(&self, status: StatusCode, date: &[u8]) -> Option<Vec<u8>> {
+        let shared = &self.inner.shared;
+        let limits = &shared.config.limits;
+        let detail = match status.as_u16() {
+            400 => "the request is not a valid HTTP/1.1 request: it must start with a request \
+                    line `METHOD /path HTTP/1.1`, then header lines `Name: value`, each ended \
+                    by CRLF, then an empty line"
+                .to_owned(),
+            414 => "the request target (path and query) is too long".to_owned(),
+            431 => format!(
+                "the request head is larger than the limit of {} bytes (TERN_MAX_HEAD_BYTES) \
+                 or has more than {} header fields (TERN_MAX_HEADERS)",
+                limits.max_head_bytes, limits.max_headers
+            ),
+            _ => return None,
+        };
+        let mut res = Problem::new(status).with_detail(detail).into_response();
+        finish(shared, &mut res, Some(next_request_id()), false, None);
+        let (parts, body) = res.into_parts();
+        let body = http_body_util::BodyExt::collect(body)
+            .now_or_never()?
+            .ok()?
+            .to_bytes();
+        let mut out = Vec::with_capacity(256 + body.len());
+        out.extend_from_slice(b"HTTP/1.1 ");
+        out.extend_from_slice(parts.status.as_str().as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(parts.status.canonical_reason().unwrap_or("").as_bytes());
+        out.extend_from_slice(b"\r\n");
+        for (name, value) in &parts.headers {
+            if name == header::CONNECTION || name == header::CONTENT_LENGTH {
+                continue;
+            }
+            out.extend_from_slice(name.as_str().as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"connection: close\r\ncontent-length: ");
+        out.extend_from_slice(body.len().to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+        if !date.is_empty() {
+            out.extend_from_slice(date);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&body);
+        Some(out)
+    }
+
+    /// The app's routes as API documents see them (`tern-contract`'s
+    /// OpenAPI document is made from them), in registration order.
+    pub fn api_routes(&self) -> &[crate::routing::ApiRoute] {
+        self.inner.shared.table.api()
+    }
+
+    /// Every route with its methods, handlers and layers, in registration
+    /// order (what the `routes` command prints).
+    pub fn routes(&self) -> &[crate::routing::RouteListing] {
+        &self.inner.listing
+    }
+
+    /// The type names of the app's own layers ([`App::layer`]), which
+    /// wrap every request, outermost first.
+    pub fn middleware(&self) -> &[&'static str] {
+        &self.inner.middleware
+    }
+
+    /// The settings `T` loaded by [`App::settings`], if the app loads a `T`.
+    pub fn settings<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.inner.shared.settings.get::<T>()
+    }
+
+    /// The path of the route registered with
+    /// [`named_route`](App::named_route) as `name`, with `params`
+    /// percent-encoded and checked against the route's constraints.
+    pub fn url_for(
+        &self,
+        name: &str,
+        params: &[(&str, &str)],
+    ) -> Result<String, crate::routing::UrlError> {
+        self.inner.shared.table.url_for(name, params)
+    }
+
+    /// Answers one request from a client at `peer`.
+    ///
+    /// Never fails and never panics: a panicking handler becomes a `500`
+    /// problem, a handler slower than the request timeout a `503`.
+    pub fn call(&self, req: Request, peer: Option<SocketAddr>) -> ResponseFuture {
+        self.call_with_drain(req, peer, None)
+    }
+
+    pub(crate) fn call_with_drain(
+        &self,
+        mut req: Request,
+        peer: Option<SocketAddr>,
+        drain: Option<Arc<crate::drain::DrainState>>,
+    ) -> ResponseFuture {
+        let inner = Arc::clone(&self.inner);
+        let state = match prepare(&inner.shared, &req, peer, drain) {
+            // Refused before routing (framing, body length, host): the
+            // answer still carries a request ID, like every answer Tern makes.
+            Err(mut res) => {
+                finish(
+                    &inner.shared,
+                    &mut res,
+                    Some(next_request_id()),
+                    false,
+                    None,
+                );
+                State::Done(Some(res))
+            }
+            Ok(ctx) => {
+                let is_head = req.method() == Method::HEAD;
+                let http1 = req.version() <= http::Version::HTTP_11;
+                let accept = match inner.shared.renderer {
+                    Some(_) => req.headers().get(header::ACCEPT).cloned(),
+                    None => None,
+                };
+                let log = inner.shared.config.access_log.then(|| {
+                    Box::new(AccessLog {
+                        started: std::time::Instant::now(),
+                        method: req.method().clone(),
+                        path: req.uri().path().to_owned(),
+                    })
+                });
+                // The context goes with the request, wherever the chain
+                // takes it; the response future keeps what it needs of it.
+                let (request_id, peer) = (ctx.request_id.clone(), ctx.peer);
+                req.extensions_mut().insert(ctx);
+                let mut app = Some(Arc::clone(&inner.shared));
+                // Routing (and any synchronous part of the chain) runs here.
+                let fut = {
+                    let _entered = crate::context::enter(&mut app);
+                    inner.chain.call_in(&mut Some(req))
+                };
+                State::Running {
+                    fut,
+                    app,
+                    request_id: Some(request_id),
+                    peer,
+                    timer: None,
+                    is_head,
+                    http1,
+                    log,
+                    accept,
+                }
+            }
+        };
+        ResponseFuture { inner, state }
+    }
+}
+
+/// The future of one request through an [`AppService`]: the app's
+/// middleware chain and handler, guarded against panics and the request
+/// timeout, then the response's final touches (exact `Content-Length`,
+/// request ID, security headers, the problem renderer).
+///
+/// The request timeout's timer is only set if the handler has to wait
+/// (most answer on their first poll and never touch the timer wheel), so
+/// the timeout counts from the handler's first wait.
+pub struct ResponseFuture {
+    inner: Arc<AppInner>,
+    state: State,
+}
+
+enum State {
+    Running {
+        fut: crate::handler::BoxFuture,
+        /// The app, current while the chain polls (see `context`), for
+        /// answers that have no request to read it from.
+        app: Option<Arc<Shared>>,
+        request_id: Option<RequestIdValue>,
+        peer: Option<SocketAddr>,
+        timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+        is_head: bool,
+        http1: bool,
+        log: Option<Box<AccessLog>>,
+        /// The request's `Accept`, kept only for an app's problem renderer.
+        accept: Option<HeaderValue>,
+    },
+    Done(Option<Response>),
+}
+
+struct AccessLog {
+    started: std::time::Instant,
+    method: Method,
+    path: String,
+}
+
+impl fmt::Debug for ResponseFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ResponseFuture")
+    }
+}
+
+impl Future for ResponseFuture {
+    type Output = Response;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        let this = self.get_mut();
+        let shared = &this.inner.shared;
+        let res = match &mut this.state {
+            State::Done(res) => {
+                return Poll::Ready(res.take().unwrap_or_else(|| {
+                    Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+                        .with_detail("the response was already taken")
+                        .into_response()
+                }))
+            }
+            State::Running {
+                fut,
+                app,
+                peer,
+                timer,
+                ..
+            } => {
+                let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    let _entered = crate::context::enter(app);
+                    fut.as_mut().poll(cx)
+                }));
+                match polled {
+                    Ok(Poll::Ready(res)) => res,
+                    Err(panic) => panic_response(shared, panic, *peer),
+                    Ok(Poll::Pending) => {
+                        let limit = shared.config.timeouts.request;
+                        let timer =
+                            timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+                        match timer.as_mut().poll(cx) {
+                            Poll::Pending => return Poll::Pending,
+                            Poll::Ready(()) => Problem::new(StatusCode::SERVICE_UNAVAILABLE)
+                                .with_detail(format!(
+                                    "the server did not answer within the request timeout ({} ms)",
+                                    limit.as_millis()
+                                ))
+                                .into_response(),
+                        }
+                    }
+                }
+            }
+        };
+        let State::Running {
+            request_id,
+            is_head,
+            http1,
+            log,
+            accept,
+            ..
+        } = &mut this.state
+        else {
+            return Poll::Ready(res);
+        };
+        let (is_head, http1, log, accept) = (*is_head, *http1, log.take(), accept.take());
+        let request_id = request_id.take();
+        this.state = State::Done(None);
+        if let Some(log) = log {
+            tracing::info!(
+                target: "tern::access",
+                method = %log.method,
+                path = log.path,
+                status = res.status().as_u16(),
+                micros = log.started.elapsed().as_micros() as u64,
+                request_id = request_id
+                    .as_ref()
+                    .and_then(|id| id.to_str().ok())
+                    .unwrap_or_default(),
+                "request"
+            );
+        }
+        let mut res = res;
+        finish(shared, &mut res, request_id, is_head, accept);
+        if http1 && res.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            // The rest of the body is unread and may be any size: the
+            // connection ends here rather than reading it to stay open.
+            res.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        Poll::Ready(res)
+    }
+}
+
+fn panic_response(
+    shared: &Shared,
+    panic: Box<dyn Any + Send>,
+    peer: Option<SocketAddr>,
+) -> Response {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a handler panicked".to_owned());
+    tracing::error!(panic = %message, "handler panicked; answered 500");
+    let local = peer.is_none_or(|p| p.ip().is_loopback());
+    let detail = if !shared.config.is_production() && local {
+        format!("the handler panicked: {message} (shown because this is development and you are on loopback)")
+    } else {
+        HIDDEN_DETAIL.to_owned()
+    };
+    Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
+        .with_detail(detail)
+        .into_response()
+}
+
+impl<B> tower_service::Service<http::Request<B>> for AppService
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<tern_core::BoxError>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future =
+        futures_util::future::Map<ResponseFuture, fn(Response) -> Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        // An app served inside another app's route keeps the outer
+        // request's peer.
+        let peer = req
+            .extensions()
+            .get::<std::net::SocketAddr>()
+            .copied()
+            .or_else(|| crate::context::with(req.extensions(), |c| c.peer).flatten());
+        AppService::call(self, req.map(Body::new), peer).map(Ok)
+    }
+}

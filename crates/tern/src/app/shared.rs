@@ -1,0 +1,77 @@
+//! What every request of one built app shares.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use http::{header, HeaderValue};
+
+use super::Renderer;
+use crate::{config::Config, routing::table::Table};
+
+/// What every request of one app shares: configuration and hooks.
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    pub(super) renderer: Option<Renderer>,
+    pub(super) security_headers: Vec<(header::HeaderName, HeaderValue)>,
+    pub(crate) cookie_key: cookie::Key,
+    pub(crate) table: Arc<Table>,
+    pub(crate) settings: crate::settings::AppSettings,
+}
+
+impl Shared {
+    pub(super) fn new(
+        config: Config,
+        renderer: Option<Renderer>,
+        table: Arc<Table>,
+        settings: crate::settings::AppSettings,
+    ) -> Self {
+        let security_headers = if config.security_headers {
+            vec![
+                (
+                    header::STRICT_TRANSPORT_SECURITY,
+                    HeaderValue::from_static("max-age=63072000; includeSubDomains"),
+                ),
+                (
+                    header::CONTENT_SECURITY_POLICY,
+                    HeaderValue::from_static(
+                        "default-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'",
+                    ),
+                ),
+                (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
+                (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
+                // OWASP: turn off the legacy XSS auditor of old browsers,
+                // itself a source of cross-site leaks; CSP does the job.
+                (header::X_XSS_PROTECTION, HeaderValue::from_static("0")),
+                (
+                    header::REFERRER_POLICY,
+                    HeaderValue::from_static("strict-origin-when-cross-origin"),
+                ),
+                (
+                    header::HeaderName::from_static("cross-origin-opener-policy"),
+                    HeaderValue::from_static("same-origin"),
+                ),
+            ]
+        } else {
+            Vec::new()
+        };
+        let cookie_key =
+            crate::extract::cookie::cookie_key(config.secret_key.as_ref().map(|k| k.as_bytes()));
+        Shared {
+            config,
+            renderer,
+            cookie_key,
+            table,
+            security_headers,
+            settings,
+        }
+    }
+
+    /// Whether the proxy headers of a request from `peer` are believed.
+    pub(crate) fn is_trusted_proxy(&self, peer: Option<SocketAddr>) -> bool {
+        peer.is_some_and(|p| {
+            self.config
+                .trusted_proxies
+                .iter()
+                .any(|n| n.contains(p.ip()))
+        })
+    }
+}
