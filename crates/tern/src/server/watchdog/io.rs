@@ -1,186 +1,25 @@
-//! What a connection is doing, for its timeouts: the head, keep-alive,
-//! write and drain rules that the connection's watchdog applies.
+//! The connection's socket as hyper sees it ([`WatchedIo`]): reports
+//! reads and stalled writes to the [`Activity`], follows HTTP/1 framing,
+//! holds the answers of a pipelined batch for one write, and replaces
+//! hyper's own refusals with the app's answer.
 
 use std::{
     io,
     pin::Pin,
-    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering},
+    sync::{atomic::Ordering, Arc},
     task::{ready, Context, Poll},
-    time::{Duration, Instant},
 };
-
-use std::sync::Arc;
 
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
-    sync::Notify,
+    sync::OwnedSemaphorePermit,
 };
 
-use tokio::sync::OwnedSemaphorePermit;
-
-use super::framing::{Framing, Scan};
-use crate::{app::AppService, config::Timeouts};
-
-/// What a connection is doing, for its timeouts: written by the I/O
-/// wrapper and the service, read by the connection's watchdog.
-pub(super) struct Activity {
-    start: Instant,
-    /// When the last response head was ready (ms since `start`).
-    last_ms: AtomicU64,
-    /// When the first byte of the pending request head arrived (ms since
-    /// `start`), or `NO_HEAD`.
-    head_ms: AtomicU64,
-    pub(super) in_flight: AtomicU32,
-    /// Whether a request has ever been received on this connection.
-    started: AtomicBool,
-    /// The server is shutting down: the next request start wakes the
-    /// watchdog (`drain_wake`) so that its answer closes the connection.
-    pub(super) draining: AtomicBool,
-    pub(super) drain_wake: Notify,
-    /// Close with a reset (a client that stopped reading).
-    pub(super) reset: AtomicBool,
-    /// Requests received, numbered from 1 (the upgrade follower's count).
-    pub(super) requests: AtomicU64,
-    pub(super) upgrades: super::framing::Upgrades,
-    /// Since when the socket has refused to take bytes we have for it
-    /// (ms since `start`), or `NO_HEAD`: a client that does not read.
-    write_blocked_ms: AtomicU64,
-}
-
-const NO_HEAD: u64 = u64::MAX;
-
-/// At shutdown, how long an idle keep-alive connection stays open for a
-/// request its client may already be sending (it is answered with
-/// `Connection: close`).
-pub(super) const DRAIN_IDLE_GRACE: Duration = Duration::from_millis(500);
-
-pub(super) enum Verdict {
-    Wait,
-    Idle,
-    SlowHead,
-}
-
-impl Activity {
-    pub(super) fn new() -> Self {
-        Activity {
-            start: Instant::now(),
-            last_ms: AtomicU64::new(0),
-            head_ms: AtomicU64::new(NO_HEAD),
-            in_flight: AtomicU32::new(0),
-            started: AtomicBool::new(false),
-            draining: AtomicBool::new(false),
-            drain_wake: Notify::new(),
-            write_blocked_ms: AtomicU64::new(NO_HEAD),
-            reset: AtomicBool::new(false),
-            requests: AtomicU64::new(0),
-            upgrades: super::framing::Upgrades::new(),
-        }
-    }
-
-    fn now_ms(&self) -> u64 {
-        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(NO_HEAD - 1)
-    }
-
-    fn at(&self, ms: u64) -> Instant {
-        self.start + Duration::from_millis(ms)
-    }
-
-    /// Bytes arrived. Between requests, they begin the next request head.
-    #[inline]
-    pub(super) fn on_read(&self) {
-        if self.in_flight.load(Ordering::Relaxed) == 0
-            && self.head_ms.load(Ordering::Relaxed) == NO_HEAD
-        {
-            self.head_ms.store(self.now_ms(), Ordering::Relaxed);
-        }
-    }
-
-    /// A request arrived; returns its number.
-    pub(super) fn on_request(&self) -> u64 {
-        if self.draining.load(Ordering::Relaxed) {
-            self.drain_wake.notify_one();
-        }
-        self.in_flight.fetch_add(1, Ordering::Relaxed);
-        self.started.store(true, Ordering::Relaxed);
-        self.head_ms.store(NO_HEAD, Ordering::Relaxed);
-        self.requests.fetch_add(1, Ordering::Relaxed) + 1
-    }
-
-    /// The socket would not take bytes we have for it.
-    #[inline]
-    fn on_write_blocked(&self) {
-        if self.write_blocked_ms.load(Ordering::Relaxed) == NO_HEAD {
-            self.write_blocked_ms
-                .store(self.now_ms(), Ordering::Relaxed);
-        }
-    }
-
-    /// The socket took bytes.
-    #[inline]
-    fn on_write_progress(&self) {
-        if self.write_blocked_ms.load(Ordering::Relaxed) != NO_HEAD {
-            self.write_blocked_ms.store(NO_HEAD, Ordering::Relaxed);
-        }
-    }
-
-    pub(super) fn on_response(&self) {
-        self.last_ms.store(self.now_ms(), Ordering::Relaxed);
-        self.in_flight.fetch_sub(1, Ordering::Relaxed);
-    }
-
-    /// When the watchdog should look next: the current deadline, or
-    /// earlier. Any deadline that can arise later (a head beginning, a
-    /// response ending) is at least `min(header_read, keep_alive)` from
-    /// now, so nothing needs to wake the watchdog in between; looking
-    /// early only re-arms it.
-    pub(super) fn next_check(&self, t: &Timeouts) -> Instant {
-        let soonest_new = Instant::now() + t.header_read.min(t.keep_alive).min(t.write);
-        self.deadline(t).min(soonest_new)
-    }
-
-    /// The connection's current deadline.
-    fn deadline(&self, t: &Timeouts) -> Instant {
-        let blocked = self.write_blocked_ms.load(Ordering::Relaxed);
-        let write = (blocked != NO_HEAD).then(|| self.at(blocked) + t.write);
-        let other = self.head_or_idle_deadline(t);
-        write.map_or(other, |w| w.min(other))
-    }
-
-    fn head_or_idle_deadline(&self, t: &Timeouts) -> Instant {
-        if self.in_flight.load(Ordering::Relaxed) > 0 {
-            return Instant::now() + t.keep_alive;
-        }
-        let head = self.head_ms.load(Ordering::Relaxed);
-        if head != NO_HEAD {
-            return self.at(head) + t.header_read;
-        }
-        if !self.started.load(Ordering::Relaxed) {
-            // A client that connects and sends nothing, or only part of the
-            // HTTP/2 preface, gets the header timeout from the accept.
-            return self.start + t.header_read.min(t.keep_alive);
-        }
-        self.at(self.last_ms.load(Ordering::Relaxed)) + t.keep_alive
-    }
-
-    /// Bytes have waited longer than the write timeout for a client that
-    /// does not read them.
-    pub(super) fn write_stalled(&self, t: &Timeouts) -> bool {
-        let blocked = self.write_blocked_ms.load(Ordering::Relaxed);
-        blocked != NO_HEAD && self.at(blocked) + t.write <= Instant::now()
-    }
-
-    pub(super) fn verdict(&self, t: &Timeouts) -> Verdict {
-        if self.head_or_idle_deadline(t) > Instant::now() {
-            return Verdict::Wait;
-        }
-        if self.head_ms.load(Ordering::Relaxed) != NO_HEAD || !self.started.load(Ordering::Relaxed)
-        {
-            Verdict::SlowHead
-        } else {
-            Verdict::Idle
-        }
-    }
-}
+use super::{Activity, Linger};
+use crate::{
+    app::AppService,
+    server::framing::{Framing, Scan},
+};
 
 /// The connection's socket, telling `Activity` when bytes arrive and when
 /// the client stops taking them.
@@ -202,7 +41,7 @@ impl Activity {
 /// while hyper keeps taking up requests; the first poll that takes up
 /// none writes what is held. Closing writes it too, and at most
 /// [`MAX_PENDING`] bytes are held.
-pub(super) struct WatchedIo<T: Linger> {
+pub(in crate::server) struct WatchedIo<T: Linger> {
     io: T,
     activity: Arc<Activity>,
     framing: Framing,
@@ -222,147 +61,15 @@ pub(super) struct WatchedIo<T: Linger> {
 }
 
 /// Answers held for one write of a pipelined batch, at most.
-pub(super) const MAX_PENDING: usize = 64 * 1024;
-
-/// A socket that can be closed with a reset instead of a FIN.
-pub(super) trait Linger {
-    /// Makes the coming close discard unsent bytes and reset the
-    /// connection (`SO_LINGER` 0).
-    fn reset_on_close(&self);
-
-    /// Reads and drops what the client sent that was never read (up to
-    /// 64 KiB, without waiting): a socket closed with unread bytes is
-    /// reset, and a reset can destroy our last words (a GOAWAY, a 400)
-    /// before the client reads them.
-    fn discard_unread(&self);
-
-    /// Closes in the lingering way (as nginx's `lingering_close`): our
-    /// FIN now, then what the client still sends (bytes already in
-    /// flight when we decided to close) is read and dropped for up to
-    /// [`LINGER`], on a duplicate of the socket, so that those bytes
-    /// cannot make the kernel reset the connection and destroy our last
-    /// words before the client reads them. At most [`MAX_LINGERING`]
-    /// sockets linger at once; past that, a plain close.
-    fn linger_close(&self) {}
-
-    /// Caps the kernel's send buffer (`SO_SNDBUF`): an upgraded socket
-    /// whose client stops reading then holds that much, not what Linux's
-    /// autotuning grows it to (`net.ipv4.tcp_wmem`, 4 MiB by default).
-    fn set_send_buffer(&self, bytes: usize) -> io::Result<()>;
-}
-
-/// How long a closed connection keeps reading what the client still sends.
-pub(super) const LINGER: Duration = Duration::from_secs(1);
-/// Sockets lingering at once, at most.
-pub(super) const MAX_LINGERING: usize = 1024;
-
-/// Sockets lingering now, in the whole process. Process-wide on purpose:
-/// the cap is on the process's file descriptors, whichever server or
-/// connection closes; it counts sockets and holds nothing of a request, and
-/// each [`LingerSlot`] gives back exactly what it took.
-static LINGERING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// One lingering socket counted while alive.
-struct LingerSlot;
-
-impl LingerSlot {
-    fn take() -> Option<LingerSlot> {
-        if LINGERING.fetch_add(1, Ordering::Relaxed) >= MAX_LINGERING {
-            LINGERING.fetch_sub(1, Ordering::Relaxed);
-            return None;
-        }
-        Some(LingerSlot)
-    }
-}
-
-impl Drop for LingerSlot {
-    fn drop(&mut self) {
-        LINGERING.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-impl Linger for tokio::net::TcpStream {
-    fn reset_on_close(&self) {
-        let _ = socket2::SockRef::from(self).set_linger(Some(Duration::ZERO));
-    }
-
-    fn set_send_buffer(&self, bytes: usize) -> io::Result<()> {
-        socket2::SockRef::from(self).set_send_buffer_size(bytes)
-    }
-
-    fn discard_unread(&self) {
-        let mut buf = [0u8; 4096];
-        for _ in 0..16 {
-            match self.try_read(&mut buf) {
-                Ok(n) if n > 0 => {}
-                _ => break,
-            }
-        }
-    }
-
-    fn linger_close(&self) {
-        use tokio::io::AsyncReadExt as _;
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let Some(slot) = LingerSlot::take() else {
-            return;
-        };
-        // A second descriptor of the same socket: it stays open after
-        // this one closes, until the task below is done with it.
-        let Ok(dup) = socket2::SockRef::from(self).try_clone() else {
-            return;
-        };
-        if dup.shutdown(std::net::Shutdown::Write).is_err() {
-            return;
-        }
-        let dup: std::net::TcpStream = dup.into();
-        runtime.spawn(async move {
-            let _slot = slot;
-            let Ok(mut stream) = tokio::net::TcpStream::from_std(dup) else {
-                return;
-            };
-            let mut buf = [0u8; 4096];
-            let _ = tokio::time::timeout(LINGER, async {
-                // Until the client's FIN, an error, or 256 KiB.
-                for _ in 0..64 {
-                    match stream.read(&mut buf).await {
-                        Ok(n) if n > 0 => {}
-                        _ => break,
-                    }
-                }
-            })
-            .await;
-        });
-    }
-}
-
-#[cfg(feature = "tls")]
-impl Linger for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
-    fn reset_on_close(&self) {
-        self.get_ref().0.reset_on_close();
-    }
-
-    fn discard_unread(&self) {
-        self.get_ref().0.discard_unread();
-    }
-
-    fn linger_close(&self) {
-        self.get_ref().0.linger_close();
-    }
-
-    fn set_send_buffer(&self, bytes: usize) -> io::Result<()> {
-        self.get_ref().0.set_send_buffer(bytes)
-    }
-}
+const MAX_PENDING: usize = 64 * 1024;
 
 impl<T: Linger> WatchedIo<T> {
     /// The socket underneath.
-    pub(super) fn socket(&self) -> &T {
+    pub(in crate::server) fn socket(&self) -> &T {
         &self.io
     }
 
-    pub(super) fn new(
+    pub(in crate::server) fn new(
         io: T,
         activity: Arc<Activity>,
         permit: Option<OwnedSemaphorePermit>,
@@ -692,7 +399,10 @@ impl<T: AsyncWrite + Linger + Unpin> AsyncWrite for WatchedIo<T> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicUsize;
+    use std::{
+        sync::atomic::AtomicUsize,
+        time::{Duration, Instant},
+    };
 
     use http_body_util::Full;
     use hyper_util::rt::TokioIo;
