@@ -51,8 +51,7 @@ async fn serve_runs_on_the_callers_runtime_and_drains_on_sigterm() {
     let app = App::new()
         .route("/", get(|| async { "served" }))
         .config(config);
-    // `tern::serve` reads the process's arguments: a test harness's here.
-    let server = tokio::spawn(tern::command::serve(app, ["entry"]));
+    let server = tokio::spawn(tern::serve(app));
     let mut answer = None;
     for _ in 0..100 {
         if let Ok(mut s) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {

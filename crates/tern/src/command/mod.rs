@@ -1,7 +1,9 @@
 //! The app's command line: an app binary is its own management tool.
 //!
-//! [`run`](crate::run) and [`serve`](crate::serve) read the process's
-//! arguments (with [`clap`]) before they serve:
+//! [`run`](crate::run) reads the process's arguments (with [`clap`])
+//! before it serves; from `#[tokio::main]`, [`serve`] with
+//! `std::env::args_os()` does the same on the caller's runtime
+//! ([`crate::serve`] reads no arguments: it only serves):
 //!
 //! | command | what it does |
 //! |---|---|
@@ -275,8 +277,24 @@ where
     }
 }
 
-/// What [`serve`](crate::serve) does with the process's arguments, with
-/// `args` instead, on the caller's runtime; see [`run`].
+/// What [`run`](crate::run) does with the process's arguments, with
+/// `args` instead, on the caller's runtime: the app's command line for
+/// `#[tokio::main] async fn main`. Serves (the default command) until
+/// `SIGINT`/`SIGTERM`, or runs the command `args` name. The
+/// configuration's runtime settings (`TERN_RUNTIME`, `TERN_WORKERS`) are
+/// the caller's runtime's business and are not applied.
+///
+/// ```no_run
+/// #[tokio::main]
+/// async fn main() -> Result<(), tern::Error> {
+///     let app = tern::App::new().route("/", tern::routing::get(|| async { "hi" }));
+///     // `my-app` serves, `my-app routes` lists the routes, ...
+///     tern::command::serve(app, std::env::args_os()).await
+/// }
+/// ```
+///
+/// [`tern::serve`](crate::serve) is the same without the command line:
+/// it serves whatever the process's arguments are.
 pub async fn serve<S, I, T>(mut app: App<S>, args: I) -> Result<(), Error>
 where
     S: Clone + Send + Sync + 'static,
@@ -296,6 +314,19 @@ where
         }
         other => not_serve(app, other, &extensions.checks).await,
     }
+}
+
+/// What [`crate::serve`] does: builds the app to serve (validated, start
+/// hooks run) and serves it on the caller's runtime. No command line: the
+/// process's arguments are the binary's own business.
+pub(crate) async fn serve_only<S>(mut app: App<S>) -> Result<(), Error>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    let extensions = app.take_commands();
+    let service = build_to_serve(app, None)?;
+    start(&extensions.on_start, &service).await?;
+    Server::new(service).serve().await
 }
 
 /// `check`, `routes` and the app's own commands, on the caller's runtime.

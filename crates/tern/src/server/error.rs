@@ -133,7 +133,8 @@ impl fmt::Display for Error {
             ErrorKind::Io(e) => write!(f, "tern failed: {e}"),
             ErrorKind::InRuntime => f.write_str(
                 "tern cannot start: tern::run builds its own tokio runtime and was called \
-                 inside one (`#[tokio::main]`?); there, use `tern::serve(app).await`",
+                 inside one (`#[tokio::main]`?); there, use `tern::serve(app).await` (or \
+                 `tern::command::serve(app, std::env::args_os()).await` for the app's commands)",
             ),
             ErrorKind::Command(e) => write!(f, "the command failed: {e}"),
             ErrorKind::Start(e) => write!(f, "tern cannot start: {e}"),

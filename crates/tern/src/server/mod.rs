@@ -106,8 +106,10 @@ pub(crate) fn server_socket(
 /// }
 /// ```
 ///
-/// Inside async code (`#[tokio::main]`), use [`serve`] instead: `run`
-/// refuses to start a runtime within a runtime, with an error that says so.
+/// Inside async code (`#[tokio::main]`), use [`serve`] instead (or
+/// [`command::serve`](crate::command::serve) with `std::env::args_os()`
+/// to keep the command line): `run` refuses to start a runtime within a
+/// runtime, with an error that says so.
 ///
 /// Tern logs through `tracing`; if the app has installed no subscriber,
 /// `run` (and [`serve`]) install a plain one: lines on standard output at
@@ -122,13 +124,15 @@ pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
     crate::command::run(app, std::env::args_os())
 }
 
-/// Like [`run`], on the tokio runtime it is awaited in: for
-/// `#[tokio::main] async fn main`; it reads the process's arguments too
-/// (in a test, use [`command::serve`](crate::command::serve) with
-/// arguments of your own). Binds `TERN_ADDR`, serves until
-/// `SIGINT`/`SIGTERM`, drains and returns; the configuration's runtime
-/// settings (`TERN_RUNTIME`, `TERN_WORKERS`) are the caller's runtime's
-/// business and are not applied.
+/// Serves `app` on the tokio runtime it is awaited in, for
+/// `#[tokio::main] async fn main`: binds `TERN_ADDR`, serves until
+/// `SIGINT`/`SIGTERM`, drains and returns. It reads no command-line
+/// arguments (a binary's flags are its own), so it runs no commands; the
+/// configuration and its checks, the start hooks
+/// ([`App::on_start`](crate::App::on_start)) and the default log output
+/// are those of [`run`]. The configuration's runtime settings
+/// (`TERN_RUNTIME`, `TERN_WORKERS`) are the caller's runtime's business
+/// and are not applied.
 ///
 /// ```no_run
 /// #[tokio::main]
@@ -137,9 +141,22 @@ pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
 ///     tern::serve(app).await
 /// }
 /// ```
+///
+/// For the app's command line (`my-app routes`, `my-app check`, the
+/// commands of [`App::command`](crate::App::command)) from async code, as
+/// [`run`] has it, call [`command::serve`](crate::command::serve) with the
+/// process's arguments instead:
+///
+/// ```no_run
+/// #[tokio::main]
+/// async fn main() -> Result<(), tern::Error> {
+///     let app = tern::App::new().route("/", tern::routing::get(|| async { "hi" }));
+///     tern::command::serve(app, std::env::args_os()).await
+/// }
+/// ```
 pub async fn serve<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
     logging::install_default();
-    crate::command::serve(app, std::env::args_os()).await
+    crate::command::serve_only(app).await
 }
 
 /// Serves an [`AppService`] on sockets.
