@@ -696,8 +696,7 @@ fn the_default_throttle_is_ten_failures_a_minute() {
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn the_redis_store_keeps_sessions_and_counts_for_every_server() {
-    let Ok(redis) = std::env::var("REDIS_URL") else {
-        eprintln!("skipped: REDIS_URL is not set");
+    let Some(redis) = tern::test::service_url("REDIS_URL") else {
         return;
     };
     let url = fresh(Backend::Sqlite).await.unwrap();

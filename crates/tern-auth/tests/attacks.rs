@@ -228,8 +228,7 @@ async fn a_parallel_burst_of_guesses_is_evaluated_at_most_the_limit() {
 #[cfg(feature = "redis")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_parallel_burst_across_two_servers_sharing_redis() {
-    let Ok(redis) = std::env::var("REDIS_URL") else {
-        eprintln!("skipped: REDIS_URL is not set");
+    let Some(redis) = tern::test::service_url("REDIS_URL") else {
         return;
     };
     let url = fresh(Backend::Sqlite).await.unwrap();

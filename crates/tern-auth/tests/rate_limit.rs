@@ -96,8 +96,7 @@ async fn a_key_function_decides_what_is_counted_together() {
 #[cfg(feature = "redis")]
 #[tokio::test]
 async fn two_servers_share_one_limit_through_redis() {
-    let Ok(url) = std::env::var("REDIS_URL") else {
-        eprintln!("skipped: REDIS_URL is not set");
+    let Some(url) = tern::test::service_url("REDIS_URL") else {
         return;
     };
     // A name of its own, so that another run's counts do not matter.

@@ -632,14 +632,9 @@ async fn hostile_cbor_gets_a_specific_problem() {
 /// The Python of a virtual environment with the reference tools
 /// (`tests/requirements.txt`), or `None` with a notice: `.ci/run` sets it.
 fn reference_python() -> Option<String> {
-    let python = std::env::var("CONTRACT_REFERENCE_PYTHON").ok();
-    if python.is_none() {
-        println!(
-            "skipped: CONTRACT_REFERENCE_PYTHON is not set (a Python with \
-             crates/tern-contract/tests/requirements.txt; .ci/run sets it)"
-        );
-    }
-    python
+    // A Python with crates/tern-contract/tests/requirements.txt; .ci/run
+    // sets it. Skipped without; a failure under CI.
+    tern::test::service_url("CONTRACT_REFERENCE_PYTHON")
 }
 
 /// Runs `script` with the reference Python, `input` on its stdin; its

@@ -145,8 +145,7 @@ async fn share_and_recover(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_share_topics_through_redis_and_survive_a_killed_connection() {
     logs();
-    let Ok(redis) = std::env::var("REDIS_URL") else {
-        eprintln!("skipped: REDIS_URL is not set");
+    let Some(redis) = tern::test::service_url("REDIS_URL") else {
         return;
     };
     let channel = unique("redis");
@@ -213,8 +212,9 @@ impl Drop for Nats {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_share_topics_through_nats_and_survive_its_restart() {
     logs();
-    if std::env::var("NATS_URL").is_err() {
-        eprintln!("skipped: NATS_URL is not set (this test starts a nats-server of its own)");
+    // NATS_URL says NATS is available; this test starts a nats-server of
+    // its own.
+    if tern::test::service_url("NATS_URL").is_none() {
         return;
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -223,7 +223,7 @@ async fn two_servers_share_topics_through_nats_and_survive_its_restart() {
         .unwrap()
         .port();
     let Some(nats) = Nats::start(port) else {
-        eprintln!("skipped: nats-server is not installed");
+        tern::test::skip("nats-server is not installed");
         return;
     };
     let url = format!("nats://127.0.0.1:{}", nats.port);

@@ -300,3 +300,54 @@ impl TestResponse {
 
 #[allow(dead_code)]
 fn _assert_problem_is_public(_: Problem) {}
+
+/// Says that a test cannot run here, and why: prints `skipped: {why}` to
+/// standard error so that plain `cargo test` passes on a machine without
+/// the service or tool a test needs. Under continuous integration (the
+/// `CI` environment variable set to anything but `""`, `0` or `false`, as
+/// every CI service and Tern's `.ci/run` set it) it panics instead: a run
+/// that was meant to exercise PostgreSQL must not pass because the
+/// database's address was missing.
+///
+/// ```
+/// fn redis_test() {
+///     let Some(url) = tern::test::service_url("TERN_DOC_EXAMPLE_REDIS_URL") else {
+///         return; // skipped here; a failure under CI
+///     };
+///     # let _ = url;
+/// }
+/// # if !tern::test::under_ci() { redis_test() }
+/// ```
+///
+/// # Panics
+/// Under CI, always.
+#[track_caller]
+pub fn skip(why: &str) {
+    if under_ci() {
+        panic!("{why}; under CI (CI={:?}) a test that cannot run fails the run", ci_var());
+    }
+    eprintln!("skipped: {why}");
+}
+
+/// The value of the environment variable `var` (a service's URL, say), or
+/// `None` after [`skip`] said the test is skipped (which panics under CI).
+#[track_caller]
+pub fn service_url(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(value) if !value.is_empty() => Some(value),
+        _ => {
+            skip(&format!("{var} is not set"));
+            None
+        }
+    }
+}
+
+/// Whether this process runs under continuous integration: `CI` is set
+/// to anything but `""`, `0` or `false`.
+pub fn under_ci() -> bool {
+    !matches!(ci_var().as_deref(), None | Some("" | "0" | "false"))
+}
+
+fn ci_var() -> Option<String> {
+    std::env::var("CI").ok()
+}

@@ -199,7 +199,7 @@ async fn http2_prior_knowledge_with_curl() {
             let text = String::from_utf8_lossy(&out.stdout);
             assert_eq!(text, "Hello, World!\n2 200", "curl said: {text}");
         }
-        Err(e) => println!("skipped: curl is not installed ({e})"),
+        Err(e) => tern::test::skip(&format!("curl is not installed ({e})")),
     }
     server.shutdown().await;
 }

@@ -108,8 +108,7 @@ fn sealed_item(name: &str) -> Vec<u8> {
 
 #[test]
 fn a_replay_to_another_process_is_refused_with_a_shared_store() {
-    let Ok(redis) = std::env::var("REDIS_URL") else {
-        println!("skipped: REDIS_URL is not set (.ci/run sets it and starts Redis)");
+    let Some(redis) = tern::test::service_url("REDIS_URL") else {
         return;
     };
     let keys = keys();
@@ -246,8 +245,11 @@ impl Drop for Nginx {
 /// the other: both count the same address in the rate limit.
 #[test]
 fn two_processes_behind_nginx_share_sessions_the_throttle_and_the_rate_limit() {
-    let (Ok(redis), Ok(_)) = (std::env::var("REDIS_URL"), std::env::var("POSTGRES_URL")) else {
-        println!("skipped: REDIS_URL or POSTGRES_URL is not set (.ci/run sets both)");
+    // .ci/run sets both.
+    let (Some(redis), Some(_)) = (
+        tern::test::service_url("REDIS_URL"),
+        tern::test::service_url("POSTGRES_URL"),
+    ) else {
         return;
     };
     let nanos = std::time::SystemTime::now()
@@ -298,7 +300,7 @@ fn share_state(redis: &str, store: &[(&str, &str)]) -> bool {
     let a = Showcase::start(&shared);
     let b = Showcase::start(&shared);
     let Some(proxy) = Nginx::start(&[a.port, b.port]) else {
-        println!("skipped: nginx is not installed (.ci/run installs it)");
+        tern::test::skip("nginx is not installed (.ci/run installs it)");
         return false;
     };
     let login = |password: &str, forged: &str| {

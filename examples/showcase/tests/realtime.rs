@@ -239,13 +239,11 @@ async fn chat_across(
 }
 
 fn services() -> Option<(String, String)> {
-    match (std::env::var("REDIS_URL"), std::env::var("NATS_URL")) {
-        (Ok(r), Ok(n)) => Some((r, n)),
-        _ => {
-            println!("skipped: REDIS_URL or NATS_URL is not set (.ci/run sets both)");
-            None
-        }
-    }
+    // .ci/run sets both.
+    Some((
+        tern::test::service_url("REDIS_URL")?,
+        tern::test::service_url("NATS_URL")?,
+    ))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

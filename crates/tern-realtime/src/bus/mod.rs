@@ -330,8 +330,7 @@ mod tests {
     #[cfg(feature = "redis")]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_hub_slow_to_build_shares_through_redis() {
-        let Ok(url) = std::env::var("REDIS_URL") else {
-            eprintln!("skipped: REDIS_URL is not set");
+        let Some(url) = tern::test::service_url("REDIS_URL") else {
             return;
         };
         a_slow_hub_still_shares(Backend::Redis(url), "redis").await;
@@ -340,8 +339,7 @@ mod tests {
     #[cfg(feature = "nats")]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_hub_slow_to_build_shares_through_nats() {
-        let Ok(url) = std::env::var("NATS_URL") else {
-            eprintln!("skipped: NATS_URL is not set");
+        let Some(url) = tern::test::service_url("NATS_URL") else {
             return;
         };
         a_slow_hub_still_shares(Backend::Nats(url), "nats").await;

@@ -246,10 +246,8 @@ pub(crate) fn form_encode(s: &str) -> String {
 /// A fresh PostgreSQL database of its own (`POSTGRES_URL`'s server), or
 /// `None` (and a line saying so) when `POSTGRES_URL` is not set.
 pub(crate) fn fresh_postgres() -> Option<String> {
-    if std::env::var_os("POSTGRES_URL").is_none() {
-        println!("skipped on PostgreSQL: POSTGRES_URL is not set (.ci/run sets it)");
-        return None;
-    }
+    // .ci/run sets it.
+    tern::test::service_url("POSTGRES_URL")?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -63,8 +63,7 @@ fn a_parallel_burst_of_guesses_gets_at_most_ten_evaluated() {
 #[cfg(feature = "redis")]
 #[test]
 fn a_parallel_burst_across_two_processes_sharing_redis() {
-    let Ok(redis) = std::env::var("REDIS_URL") else {
-        println!("skipped: REDIS_URL is not set");
+    let Some(redis) = tern::test::service_url("REDIS_URL") else {
         return;
     };
     let nanos = std::time::SystemTime::now()
