@@ -38,11 +38,26 @@ enum Cmd {
     },
     /// Runs the bench lab: the commands of `tern-bench` (`tern bench run
     /// --quick`, `tern bench site`, ...).
+    #[cfg(feature = "bench")]
     Bench {
         #[command(subcommand)]
         command: tern_bench::cli::Cmd,
     },
+    /// The bench lab: not in this build (`cargo install tern-cli --features
+    /// bench`, or run `tern-bench`).
+    #[cfg(not(feature = "bench"))]
+    Bench {
+        /// Whatever followed `bench`: refused, with how to get the lab.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
 }
+
+/// What `tern bench` says in a build without the `bench` feature.
+#[cfg(not(feature = "bench"))]
+const NO_BENCH: &str = "error: this `tern` was built without the bench lab (the `bench` \
+feature).\nInstall it with `cargo install tern-cli --features bench`, or run the lab's own \
+binary: `cargo run -p tern-bench -- ...` in Tern's repository (`tern-bench`).";
 
 fn main() -> Result<()> {
     match Cli::parse().command {
@@ -69,6 +84,14 @@ fn main() -> Result<()> {
             );
             Ok(())
         }
+        #[cfg(feature = "bench")]
         Cmd::Bench { command } => tern_bench::cli::run(command),
+        #[cfg(not(feature = "bench"))]
+        Cmd::Bench { .. } => {
+            // 2, as clap's own usage errors: the command line asked for
+            // something this build does not have.
+            eprintln!("{NO_BENCH}");
+            std::process::exit(2)
+        }
     }
 }

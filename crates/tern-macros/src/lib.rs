@@ -22,6 +22,10 @@
 
 use proc_macro::TokenStream;
 
+// Behind the `contract` feature (tern-contract turns it on): its pattern
+// rules check a regular expression at compile time with regex-syntax,
+// which a plain `tern` build should not compile.
+#[cfg(feature = "contract")]
 mod contract;
 mod handler;
 mod migrations;
@@ -99,7 +103,8 @@ pub fn handler(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Makes a struct (named fields) or a unit enum a schema contract: serde
 /// (de)serialization, validation of the rules written on its fields, and
 /// its JSON Schema. Used through `tern_contract::contract`; see the
-/// `tern-contract` crate for the rules.
+/// `tern-contract` crate for the rules (feature `contract`).
+#[cfg(feature = "contract")]
 #[proc_macro_attribute]
 pub fn contract(attr: TokenStream, item: TokenStream) -> TokenStream {
     match contract::expand(attr.into(), item.clone().into()) {

@@ -108,6 +108,7 @@ pub use tern_core::{body, doc, Problem, Request, Response};
 pub use bytes::Bytes;
 /// Typed headers for [`TypedHeader`](extract::TypedHeader), re-exported
 /// from the `headers` crate.
+#[cfg(feature = "typed-header")]
 pub use headers;
 #[doc(no_inline)]
 pub use http::{self, HeaderMap, Method, StatusCode, Uri};

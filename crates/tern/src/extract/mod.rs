@@ -31,11 +31,13 @@ pub(crate) mod de;
 mod extension;
 pub(crate) mod form;
 mod host;
+#[cfg(feature = "multipart")]
 mod multipart;
 mod path;
 pub(crate) mod probe;
 mod query;
 mod state;
+#[cfg(feature = "typed-header")]
 mod typed_header;
 
 pub use crate::settings::Settings;
@@ -44,6 +46,7 @@ pub use cookie::Cookies;
 pub use extension::Extension;
 pub use form::Form;
 pub use host::Host;
+#[cfg(feature = "multipart")]
 pub use multipart::{Field, Multipart};
 pub use path::Path;
 pub use query::Query;
@@ -51,6 +54,7 @@ pub use state::{FromRef, State};
 pub use tern_core::extract::{
     FromRequest, FromRequestParts, OptionalFromRequest, OptionalFromRequestParts, Rejection,
 };
+#[cfg(feature = "typed-header")]
 pub use typed_header::TypedHeader;
 
 pub(crate) use host::{check_host, host_of, strip_port};
