@@ -12,7 +12,8 @@
 //!
 //! An empty value means unset, except for `SECRET_KEY`, taken as written
 //! (an empty key is refused by [`Config::validate`], never ignored). The
-//! first wrong setting, in the order of `Raw`'s fields, is the error.
+//! first wrong setting, in the order of `Raw`'s fields, is the error (the
+//! TLS pair, checked once both are read, before the timeouts).
 
 use std::{
     borrow::Cow,
@@ -236,6 +237,8 @@ impl Raw {
             let Some(value) = settings.get(&name) else {
                 continue;
             };
+            // SECRET_KEY as written: spaces may be part of a key, and an
+            // empty one is refused by `validate`, not taken as unset.
             let value = if name == "SECRET_KEY" {
                 value.as_str()
             } else {
@@ -246,18 +249,24 @@ impl Raw {
             }
             map.insert(Cow::Borrowed(field), Node::Value(Cow::Borrowed(value)));
         }
+        let tls = (map.contains_key("tls_cert"), map.contains_key("tls_key"));
         Raw::deserialize(NodeDe {
             node: &Node::Map(map),
             path_mode: false,
         })
-        .map_err(|e| {
+        .or_else(|e| {
+            // The TLS pair is checked after the limits, before the
+            // timeouts: with a timeout wrong too, the pair comes first.
+            if e.path.ends_with("_timeout") {
+                validate::tls_files(tls.0.then(PathBuf::new), tls.1.then(PathBuf::new))?;
+            }
             // Each field reads one value: the path is the field.
             let setting = if e.path.is_empty() {
                 "TERN_*".to_owned()
             } else {
                 variable(&e.path)
             };
-            ConfigError::new(&setting, e.message)
+            Err(ConfigError::new(&setting, e.message))
         })
     }
 
@@ -555,9 +564,20 @@ mod tests {
             "TERN_TLS_CERT: is not set, but TERN_TLS_KEY is: HTTPS needs both"
         );
         // The first wrong setting, in the order they are checked.
-        let err =
-            Config::from_settings([("TERN_WORKERS", "0"), ("TERN_ADDR", "x")]).expect_err("two");
-        assert_eq!(err.setting(), "TERN_ADDR");
+        for (settings, first) in [
+            ([("TERN_WORKERS", "0"), ("TERN_ADDR", "x")], "TERN_ADDR"),
+            (
+                [("TERN_WRITE_TIMEOUT", "x"), ("TERN_TLS_CERT", "c.pem")],
+                "TERN_TLS_KEY",
+            ),
+            (
+                [("TERN_MAX_HEADERS", "x"), ("TERN_TLS_KEY", "k.pem")],
+                "TERN_MAX_HEADERS",
+            ),
+        ] {
+            let err = Config::from_settings(settings).expect_err(first);
+            assert_eq!(err.setting(), first);
+        }
     }
 
     #[test]
