@@ -14,7 +14,9 @@
 //!   return;
 //! - [`Problem`]: RFC 9457 `application/problem+json`, the shape of every
 //!   error a client sees;
-//! - [`body::Body`]: the body type of requests and responses.
+//! - [`body::Body`]: the body type of requests and responses;
+//! - [`accept`]: the one reader of `Accept` and `Accept-Encoding` (media
+//!   ranges, codings, q-values), so that every crate negotiates alike.
 //!
 //! ```
 //! use tern_core::{extract::FromRequestParts, response::IntoResponse, Problem};
@@ -38,6 +40,7 @@
 //! assert_eq!(res.status(), 400);
 //! ```
 
+pub mod accept;
 pub mod body;
 pub mod doc;
 mod error;

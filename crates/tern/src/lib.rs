@@ -102,7 +102,7 @@ pub mod __private {
         crate::negotiation::set_finish(finish)
     }
 }
-pub use tern_core::{body, doc, Problem, Request, Response};
+pub use tern_core::{accept, body, doc, Problem, Request, Response};
 
 #[doc(no_inline)]
 pub use bytes::Bytes;
