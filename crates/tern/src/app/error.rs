@@ -7,7 +7,7 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildError {
     message: String,
-    /// The app's own settings ([`App::settings`]) could not be loaded.
+    /// The app's own settings ([`App::settings`](crate::App::settings)) could not be loaded.
     config: Option<crate::config::ConfigError>,
 }
 
@@ -27,7 +27,7 @@ impl BuildError {
     }
 
     /// The setting at fault when the app's own settings
-    /// ([`App::settings`]) could not be loaded (`BOOKMARKS_API_TOKEN`).
+    /// ([`App::settings`](crate::App::settings)) could not be loaded (`BOOKMARKS_API_TOKEN`).
     pub fn setting(&self) -> Option<&str> {
         self.config.as_ref().map(|e| e.setting())
     }

@@ -10,7 +10,7 @@ use crate::routing::{
 };
 
 /// Routes under a common prefix with their own middleware; see
-/// [`App::scope`].
+/// [`App::scope`](crate::App::scope).
 pub struct Scope<S> {
     prefix: String,
     routes: Vec<Entry<S>>,
@@ -46,7 +46,7 @@ impl<S: Clone + Send + Sync + 'static> Scope<S> {
     }
 
     /// Registers a named route of `prefix + path`; see
-    /// [`App::named_route`].
+    /// [`App::named_route`](crate::App::named_route).
     pub fn named_route(
         mut self,
         name: &str,

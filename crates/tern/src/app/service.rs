@@ -122,19 +122,19 @@ impl AppService {
         &self.inner.listing
     }
 
-    /// The type names of the app's own layers ([`App::layer`]), which
+    /// The type names of the app's own layers ([`App::layer`](crate::App::layer)), which
     /// wrap every request, outermost first.
     pub fn middleware(&self) -> &[&'static str] {
         &self.inner.middleware
     }
 
-    /// The settings `T` loaded by [`App::settings`], if the app loads a `T`.
+    /// The settings `T` loaded by [`App::settings`](crate::App::settings), if the app loads a `T`.
     pub fn settings<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.inner.shared.settings.get::<T>()
     }
 
     /// The path of the route registered with
-    /// [`named_route`](App::named_route) as `name`, with `params`
+    /// [`named_route`](crate::App::named_route) as `name`, with `params`
     /// percent-encoded and checked against the route's constraints.
     pub fn url_for(
         &self,
