@@ -5,7 +5,10 @@
 use http::{HeaderMap, HeaderValue, StatusCode};
 use serde::{de::DeserializeOwned, Serialize};
 use tern::Bytes;
-use tern_core::extract::Rejection;
+use tern_core::{
+    accept::{media_quality, Quality},
+    extract::Rejection,
+};
 
 /// A wire format of contracts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,8 +217,9 @@ pub(crate) fn request_format(headers: &HeaderMap) -> Result<Format, Rejection> {
         })
 }
 
-/// The answer's format: the best that `accept` allows (by `q`, then the
-/// request's format, then JSON); without `Accept`, the request's format
+/// The answer's format: the best that `accept` allows (by `q`, read by
+/// [`tern_core::accept`] as every Tern crate reads it, then the request's
+/// format, then JSON); without `Accept`, the request's format
 /// or JSON. The answer to a `sealed` request is COSE, never plaintext;
 /// only such an answer can be COSE (sealed with the request's key).
 /// `406` when `Accept` allows none.
@@ -232,7 +236,7 @@ pub(crate) fn answer_format(
         });
     };
     if sealed {
-        return if quality(accept, Format::Cose.media_type()) > 0 {
+        return if media_quality(accept, Format::Cose.media_type()).is_acceptable() {
             Ok(Format::Cose)
         } else {
             Err(Rejection::invalid(
@@ -246,7 +250,7 @@ pub(crate) fn answer_format(
             ))
         };
     }
-    let mut best: Option<(Format, u16)> = None;
+    let mut best: Option<(Format, Quality)> = None;
     let preference = |f: Format| {
         if Some(f) == request {
             0
@@ -260,8 +264,8 @@ pub(crate) fn answer_format(
             // key).
             continue;
         }
-        let q = quality(accept, format.media_type());
-        if q == 0 {
+        let q = media_quality(accept, format.media_type());
+        if !q.is_acceptable() {
             continue;
         }
         best = match best {
@@ -281,58 +285,6 @@ pub(crate) fn answer_format(
             ),
         )
     })
-}
-
-/// The quality (0 to 1000) `accept` gives `media_type`: its most specific
-/// matching range (`type/sub`, then `type/*`, then `*/*`).
-fn quality(accept: &str, media_type: &str) -> u16 {
-    let (kind, _) = media_type.split_once('/').unwrap_or((media_type, ""));
-    let mut best: Option<(u8, u16)> = None; // (specificity, q)
-    for range in accept.split(',') {
-        let mut params = range.split(';');
-        let Some(name) = params.next().map(str::trim) else {
-            continue;
-        };
-        let specificity = if name.eq_ignore_ascii_case(media_type) {
-            3
-        } else if name
-            .split_once('/')
-            .is_some_and(|(k, s)| s == "*" && k.eq_ignore_ascii_case(kind))
-        {
-            2
-        } else if name == "*/*" {
-            1
-        } else {
-            continue;
-        };
-        let q = params
-            .filter_map(|p| p.trim().strip_prefix("q="))
-            .next()
-            .map_or(1000, parse_q);
-        if best.is_none_or(|(s, _)| specificity > s) {
-            best = Some((specificity, q));
-        }
-    }
-    best.map_or(0, |(_, q)| q)
-}
-
-/// `0.5` → 500; malformed → 0.
-fn parse_q(q: &str) -> u16 {
-    let q = q.trim();
-    let (whole, frac) = q.split_once('.').unwrap_or((q, ""));
-    let whole: u16 = match whole {
-        "0" => 0,
-        "1" => 1000,
-        _ => return 0,
-    };
-    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return 0;
-    }
-    let mut digits = frac.to_owned();
-    while digits.len() < 3 {
-        digits.push('0');
-    }
-    (whole + digits.parse::<u16>().unwrap_or(0)).min(1000)
 }
 
 /// A slice for cbor4ii that counts nesting (as deep as `MAX_DEPTH`) and
@@ -403,6 +355,11 @@ mod tests {
             Some(Cbor)
         );
         assert_eq!(choose("application/cbor;q=0, */*", None), Some(Json));
+        // `Q` is `q` (RFC 9110 §12.4.2): JSON at 0.5, CBOR at 1.
+        assert_eq!(
+            choose("application/json;Q=0.5, application/cbor", Some(Json)),
+            Some(Cbor)
+        );
         assert_eq!(choose("text/html", Some(Json)), None);
         assert_eq!(choose("application/json;q=0", None), None);
         assert_eq!(answer_format(None, Some(Cbor), false).ok(), Some(Cbor));
@@ -417,10 +374,6 @@ mod tests {
         assert_eq!(choose("application/cose;q=0, */*", Some(Cose)), None);
         assert_eq!(choose("application/*;q=0.1", Some(Cose)), Some(Cose));
         assert_eq!(answer_format(None, Some(Cose), true).ok(), Some(Cose));
-        assert_eq!(parse_q("0.25"), 250);
-        assert_eq!(parse_q("1.0"), 1000);
-        assert_eq!(parse_q("2"), 0);
-        assert_eq!(parse_q("0.1234"), 0);
     }
 
     #[test]

@@ -312,6 +312,12 @@ async fn precompressed_siblings_by_accept_encoding() {
         ("br;q=0, gzip", b"GZIP BYTES", Some("gzip")),
         // No .zst sibling: the next accepted one.
         ("zstd, gzip;q=0.5", b"GZIP BYTES", Some("gzip")),
+        // Read as every Tern crate reads `Accept*` (`tern::accept`):
+        // `Q` is `q`, a malformed weight drops its coding, and a quoted
+        // comma splits nothing (before, it cut the weight off `br`).
+        ("br;Q=0.5, gzip", b"GZIP BYTES", Some("gzip")),
+        ("br;q=1.5, gzip;q=0.5", b"GZIP BYTES", Some("gzip")),
+        (r#"br;x="a,b";q=0.1, gzip"#, b"GZIP BYTES", Some("gzip")),
         ("identity", b"body { color: #123456 }\n", None),
         ("", b"body { color: #123456 }\n", None),
     ] {

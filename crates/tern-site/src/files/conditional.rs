@@ -4,6 +4,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::{header, HeaderMap, Method};
+use tern::accept::{coding_quality, Quality};
 
 /// What the preconditions decide (RFC 9110, 13.2.2).
 #[derive(Debug, PartialEq, Eq)]
@@ -205,61 +206,15 @@ impl Coding {
     }
 }
 
-/// The q-value `Accept-Encoding` gives `coding` (0 when refused or not
-/// named and no `*`), in thousandths.
-fn quality(accept: &str, token: &str) -> u16 {
-    let mut star = None;
-    for item in accept.split(',') {
-        let mut parts = item.split(';');
-        let name = parts.next().unwrap_or("").trim();
-        let q = parts
-            .find_map(|p| {
-                let (k, v) = p.split_once('=')?;
-                (k.trim().eq_ignore_ascii_case("q")).then(|| parse_q(v.trim()))
-            })
-            .unwrap_or(Some(1000));
-        let Some(q) = q else { continue };
-        if name.eq_ignore_ascii_case(token)
-            || (token == "gzip" && name.eq_ignore_ascii_case("x-gzip"))
-        {
-            return q;
-        }
-        if name == "*" {
-            star = Some(q);
-        }
-    }
-    star.unwrap_or(0)
-}
-
-/// `0`, `0.5`, `1.000`: thousandths; `None` when malformed.
-fn parse_q(v: &str) -> Option<u16> {
-    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
-    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let whole: u16 = match int {
-        "0" => 0,
-        "1" => 1000,
-        _ => return None,
-    };
-    let mut thousandths = 0u16;
-    for (i, b) in frac.bytes().enumerate() {
-        thousandths += u16::from(b - b'0') * [100, 10, 1][i];
-    }
-    if whole == 1000 && thousandths > 0 {
-        return None;
-    }
-    Some(whole + thousandths)
-}
-
 /// The best coding among `available` that the request accepts, or `None`
-/// (identity).
+/// (identity); `Accept-Encoding` read by [`tern::accept`], as every
+/// Tern crate reads it.
 pub(crate) fn choose(headers: &HeaderMap, available: &[Coding]) -> Option<Coding> {
     let accept = text(headers, header::ACCEPT_ENCODING)?;
-    let mut best: Option<(u16, Coding)> = None;
+    let mut best: Option<(Quality, Coding)> = None;
     for &c in available {
-        let q = quality(accept, c.token());
-        if q > 0 && best.is_none_or(|(bq, _)| q > bq) {
+        let q = coding_quality(accept, c.token());
+        if q.is_acceptable() && best.is_none_or(|(bq, _)| q > bq) {
             best = Some((q, c));
         }
     }
@@ -407,6 +362,8 @@ mod tests {
         assert_eq!(c("identity"), None);
         assert_eq!(c("br;q=2, gzip"), Some(Gzip));
         assert_eq!(c("br;q=0.0001, zstd"), Some(Zstd));
+        assert_eq!(c("br;Q=0.5, gzip"), Some(Gzip));
+        assert_eq!(c("GZIP;q=0.5, BR;q=0.2"), Some(Gzip));
         assert_eq!(c(""), None);
         assert_eq!(choose(&HeaderMap::new(), all), None);
         assert_eq!(

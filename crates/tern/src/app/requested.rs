@@ -1,8 +1,9 @@
 //! [`Requested`]: what a problem renderer knows of the request it answers.
 
 use http::HeaderValue;
+use tern_core::accept;
 
-/// What a [problem renderer](App::problem_renderer) knows of the request
+/// What a [problem renderer](crate::App::problem_renderer) knows of the request
 /// it answers.
 #[derive(Debug, Clone, Default)]
 pub struct Requested {
@@ -21,43 +22,45 @@ impl Requested {
 
     /// Whether the client prefers an HTML page: its `Accept` names
     /// `text/html` (or `application/xhtml+xml`) with a quality at least
-    /// that of JSON and `problem+json`. Browsers do; `curl` (`*/*`), API
-    /// clients and fetch calls asking for JSON do not.
+    /// that of JSON and `problem+json` (which wildcards give them too).
+    /// Browsers do; `curl` (`*/*`), API clients and fetch calls asking for
+    /// JSON do not. The header is read as every Tern crate reads it
+    /// ([`tern_core::accept`]): `Q=0.5` is a weight, a malformed weight
+    /// drops its range.
     ///
     /// ```
     /// use tern::Requested;
     /// assert!(Requested::with_accept("text/html,application/xhtml+xml,*/*;q=0.8").prefers_html());
     /// assert!(!Requested::with_accept("*/*").prefers_html());
     /// assert!(!Requested::with_accept("application/json, text/html;q=0.5").prefers_html());
+    /// assert!(!Requested::with_accept("text/html;Q=0.5, */*").prefers_html());
     /// ```
     pub fn prefers_html(&self) -> bool {
         let Some(accept) = self.accept() else {
             return false;
         };
-        let mut html = 0u16;
-        let mut json = 0u16;
-        for item in accept.split(',') {
-            let mut parts = item.split(';');
-            let media = parts.next().unwrap_or("").trim();
-            let q = parts
-                .find_map(|p| {
-                    let (k, v) = p.split_once('=')?;
-                    k.trim()
-                        .eq_ignore_ascii_case("q")
-                        .then(|| quality(v.trim()))
-                })
-                .unwrap_or(1000);
-            if media.eq_ignore_ascii_case("text/html")
-                || media.eq_ignore_ascii_case("application/xhtml+xml")
-            {
-                html = html.max(q);
-            } else if media.eq_ignore_ascii_case("application/json")
-                || media.eq_ignore_ascii_case("application/problem+json")
-            {
-                json = json.max(q);
+        const HTML: [&str; 2] = ["text/html", "application/xhtml+xml"];
+        const JSON: [&str; 2] = ["application/json", "application/problem+json"];
+        // A wildcard accepts HTML but does not ask for it (`*/*` is what
+        // API clients send): only the ranges naming an HTML type count,
+        // the first of each, as the most specific range of its type.
+        let mut named = [None; 2];
+        for element in accept::elements(accept) {
+            for (slot, ty) in named.iter_mut().zip(HTML) {
+                if slot.is_none() && element.value().eq_ignore_ascii_case(ty) {
+                    *slot = Some(element.quality());
+                }
             }
         }
-        html > 0 && html >= json
+        let Some(html) = named.into_iter().flatten().max() else {
+            return false;
+        };
+        let json = JSON
+            .iter()
+            .map(|t| accept::media_quality(accept, t))
+            .max()
+            .unwrap_or(accept::Quality::ZERO);
+        html.is_acceptable() && html >= json
     }
 
     /// A `Requested` with this `Accept` (for tests of renderers).
@@ -66,21 +69,4 @@ impl Requested {
             accept: HeaderValue::from_str(accept).ok(),
         }
     }
-}
-
-/// A q-value (`0.8`) in thousandths; 0 when malformed.
-fn quality(v: &str) -> u16 {
-    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
-    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return 0;
-    }
-    let mut q: u16 = match int {
-        "0" => 0,
-        "1" => 1000,
-        _ => return 0,
-    };
-    for (i, b) in frac.bytes().enumerate() {
-        q += u16::from(b - b'0') * [100, 10, 1][i];
-    }
-    q.min(1000)
 }
