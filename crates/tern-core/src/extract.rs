@@ -118,13 +118,13 @@ pub trait FromRequestParts<S>: Sized {
         state: &S,
     ) -> impl Future<Output = Result<Self, Self::Rejection>> + Send;
 
-    /// Checks, when the app is built, that this extractor can work on a
-    /// route with these path parameters (`["owner", "repo"]` for
-    /// `/repos/{owner}/{repo}`): an error stops the build, naming the
-    /// route, instead of failing every request. `Path` compares its type
-    /// with the parameters; the default accepts any route.
-    fn check_route(params: &[&str]) -> Result<(), String> {
-        let _ = params;
+    /// Checks, when the app is built, that this extractor can work on
+    /// `route` (its path parameters, what the app provides): an error
+    /// stops the build, naming the route, instead of failing every
+    /// request. `Path` compares its type with the parameters, `Settings<T>`
+    /// asks whether the app loads a `T`; the default accepts any route.
+    fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+        let _ = route;
         Ok(())
     }
 
@@ -155,11 +155,11 @@ pub trait FromRequest<S, M = private::ViaRequest>: Sized {
         state: &S,
     ) -> impl Future<Output = Result<Self, Self::Rejection>> + Send;
 
-    /// Checks, when the app is built, that this extractor can work on a
-    /// route with these path parameters; see
-    /// [`FromRequestParts::check_route`]. The default accepts any route.
-    fn check_route(params: &[&str]) -> Result<(), String> {
-        let _ = params;
+    /// Checks, when the app is built, that this extractor can work on
+    /// `route`; see [`FromRequestParts::check_route`]. The default accepts
+    /// any route.
+    fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+        let _ = route;
         Ok(())
     }
 
@@ -188,8 +188,8 @@ where
         async move { Self::from_request_parts(&mut parts, state).await }
     }
 
-    fn check_route(params: &[&str]) -> Result<(), String> {
-        <T as FromRequestParts<S>>::check_route(params)
+    fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+        <T as FromRequestParts<S>>::check_route(route)
     }
 
     fn describe(op: &mut crate::doc::Operation) {
@@ -334,8 +334,8 @@ where
 
     /// `T`'s check: an `Option<T>` that cannot fit the route would fail
     /// or be `None` on every request.
-    fn check_route(params: &[&str]) -> Result<(), String> {
-        <T as FromRequestParts<S>>::check_route(params)
+    fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+        <T as FromRequestParts<S>>::check_route(route)
     }
 
     /// `T`'s description, its query and header parameters not required.
@@ -360,8 +360,8 @@ where
         <T as OptionalFromRequest<S>>::from_request(req, state)
     }
 
-    fn check_route(params: &[&str]) -> Result<(), String> {
-        <T as FromRequest<S>>::check_route(params)
+    fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+        <T as FromRequest<S>>::check_route(route)
     }
 
     /// `T`'s description, its body not required.
@@ -382,8 +382,8 @@ where
         Ok(T::from_request_parts(parts, state).await)
     }
 
-    fn check_route(params: &[&str]) -> Result<(), String> {
-        T::check_route(params)
+    fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+        T::check_route(route)
     }
 
     fn describe(op: &mut crate::doc::Operation) {
@@ -403,8 +403,8 @@ where
         Ok(T::from_request(req, state).await)
     }
 
-    fn check_route(params: &[&str]) -> Result<(), String> {
-        T::check_route(params)
+    fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+        T::check_route(route)
     }
 
     fn describe(op: &mut crate::doc::Operation) {
@@ -515,5 +515,60 @@ mod tests {
         let mut plain = Operation::default();
         <Result<Described, std::convert::Infallible> as FromRequestParts<()>>::describe(&mut plain);
         assert_eq!(plain.parameters[1]["required"], json!(true));
+    }
+}
+
+/// What an extractor's build-time check ([`FromRequestParts::check_route`])
+/// knows of the route it is on: the route's path parameters and the
+/// values the app provides.
+///
+/// ```
+/// use std::any::TypeId;
+/// use tern_core::extract::RouteCheck;
+///
+/// struct Shop;
+/// let provides = |id: TypeId| id == TypeId::of::<Shop>();
+/// let route = RouteCheck::new(Some(&["owner", "repo"]), &provides);
+/// assert_eq!(route.params(), Some(&["owner", "repo"][..]));
+/// assert!(route.provides::<Shop>());
+/// assert!(!route.provides::<String>());
+/// ```
+#[derive(Clone, Copy)]
+pub struct RouteCheck<'a> {
+    params: Option<&'a [&'a str]>,
+    provides: &'a (dyn Fn(std::any::TypeId) -> bool + 'a),
+}
+
+impl<'a> RouteCheck<'a> {
+    /// A route with these path parameters (`None` when they are not known
+    /// until a request comes: a route under a host pattern, whose
+    /// parameters join the host's), in an app that provides a value of a
+    /// type when `provides` says so.
+    pub fn new(
+        params: Option<&'a [&'a str]>,
+        provides: &'a (dyn Fn(std::any::TypeId) -> bool + 'a),
+    ) -> Self {
+        RouteCheck { params, provides }
+    }
+
+    /// The route's path parameters in order (`["owner", "repo"]` for
+    /// `/repos/{owner}/{repo}`); `None` when they are not known at build
+    /// time (see [`new`](Self::new)).
+    pub fn params(&self) -> Option<&'a [&'a str]> {
+        self.params
+    }
+
+    /// Whether the app provides a value of type `T` to extractors (in
+    /// Tern, the settings types it loads with `App::settings`).
+    pub fn provides<T: 'static>(&self) -> bool {
+        (self.provides)(std::any::TypeId::of::<T>())
+    }
+}
+
+impl std::fmt::Debug for RouteCheck<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RouteCheck")
+            .field("params", &self.params)
+            .finish_non_exhaustive()
     }
 }

@@ -3,7 +3,7 @@
 use std::{future::Future, pin::Pin};
 
 use tern_core::{
-    extract::{FromRequest, FromRequestParts},
+    extract::{FromRequest, FromRequestParts, RouteCheck},
     response::IntoResponse,
     Request, Response,
 };
@@ -73,8 +73,8 @@ pub trait Handler<T, S>: Clone + Send + Sync + Sized + 'static {
     /// Checks each argument's extractor against the route's path
     /// parameters when the app is built (see
     /// [`FromRequestParts::check_route`]).
-    fn check_route(params: &[&str]) -> Result<(), String> {
-        let _ = params;
+    fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+        let _ = route;
         Ok(())
     }
 
@@ -128,9 +128,9 @@ macro_rules! impl_handler {
             $( $ty: FromRequestParts<S> + Send, )*
             $last: FromRequest<S, M> + Send,
         {
-            fn check_route(params: &[&str]) -> Result<(), String> {
-                $( <$ty as FromRequestParts<S>>::check_route(params)?; )*
-                <$last as FromRequest<S, M>>::check_route(params)
+            fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+                $( <$ty as FromRequestParts<S>>::check_route(route)?; )*
+                <$last as FromRequest<S, M>>::check_route(route)
             }
 
             fn describe(op: &mut tern_core::doc::Operation) {

@@ -66,7 +66,7 @@ use http::request::Parts;
 use serde::{de::DeserializeOwned, Deserialize, Deserializer};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-use tern_core::extract::{FromRequestParts, Rejection};
+use tern_core::extract::{FromRequestParts, Rejection, RouteCheck};
 
 use crate::{
     config::{edit_distance, ConfigError, EXAMPLE_SECRETS},
@@ -117,8 +117,8 @@ pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<std::time::Duration, 
 /// The app's settings of type `T`, loaded at startup by
 /// [`App::settings`](crate::App::settings); see the [module](self).
 ///
-/// A handler that takes `Settings<T>` in an app that loads no `T` answers
-/// `500` saying so.
+/// A handler that takes `Settings<T>` in an app that loads no `T` stops
+/// the app's build with an error naming the route and `T`.
 #[derive(Debug)]
 pub struct Settings<T>(pub Arc<T>);
 
@@ -173,18 +173,33 @@ where
 {
     type Rejection = Rejection;
 
+    /// The app must load a `T`: checked when it is built, so that a
+    /// forgotten `.settings::<T>(..)` is a startup error, not a 500 on
+    /// every request.
+    fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+        if route.provides::<T>() {
+            Ok(())
+        } else {
+            Err(missing::<T>())
+        }
+    }
+
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
         crate::context::with(&parts.extensions, |c| c.shared.settings.get::<T>())
             .flatten()
             .map(Settings)
-            .ok_or_else(|| {
-                Rejection::internal(format!(
-                    "the handler takes `Settings<{0}>` but the app loads no `{0}`: add \
-                     `.settings::<{0}>(\"prefix\")` to the `App`",
-                    short_type_name::<T>()
-                ))
-            })
+            // Only outside a Tern app (a hand-made request); an app
+            // without `T` does not build.
+            .ok_or_else(|| Rejection::internal(missing::<T>()))
     }
+}
+
+fn missing<T>() -> String {
+    format!(
+        "the handler takes `Settings<{0}>` but the app loads no `{0}`: add \
+         `.settings::<{0}>(\"prefix\")` to the `App`",
+        short_type_name::<T>()
+    )
 }
 
 fn short_type_name<T>() -> &'static str {
@@ -542,6 +557,12 @@ impl AppSettings {
         errors
     }
 
+    /// Whether settings of this type are loaded (the build-time check of
+    /// `Settings<T>`).
+    pub(crate) fn provides(&self, id: TypeId) -> bool {
+        self.0.contains_key(&id)
+    }
+
     pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.0
             .get(&TypeId::of::<T>())
@@ -716,13 +737,29 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_extractor_answers_500_when_the_app_loads_none() {
+    async fn an_app_that_loads_no_t_for_a_settings_t_handler_does_not_build() {
         async fn page(Settings(s): Settings<Shop>) -> String {
             s.page_size.to_string()
         }
-        let app = crate::App::new().route("/", crate::routing::get(page));
-        let res = crate::test::TestClient::new(app).get("/").send().await;
-        assert_eq!(res.status(), 500);
+        // On a plain route, under a host pattern, and after other methods.
+        let apps = [
+            crate::App::new().route("/shop/{id}", crate::routing::get(page)),
+            crate::App::new().host("{t}.example.com", |t| {
+                t.route("/shop/{id}", crate::routing::get(page))
+            }),
+            crate::App::new().route(
+                "/shop/{id}",
+                crate::routing::post(|| async { "ok" }).put(page),
+            ),
+        ];
+        for app in apps {
+            let e = app.build().expect_err("builds without Shop").to_string();
+            assert!(e.contains("route `/shop/{id}"), "{e}");
+            assert!(
+                e.contains("takes `Settings<Shop>` but the app loads no `Shop`: add `.settings::<Shop>(\"prefix\")`"),
+                "{e}"
+            );
+        }
         let app = crate::App::new()
             .settings::<Shop>("shop")
             .route("/", crate::routing::get(page))

@@ -493,6 +493,8 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             fallback,
             trailing_slash,
             config.health_path.as_deref(),
+            // `Settings<T>` of a `T` the app does not load stops the build.
+            &|id| settings.provides(id),
         )?);
         let dispatch = Route::from_endpoint(Dispatch(Arc::clone(&table)));
         let chain = layers

@@ -1,6 +1,6 @@
 use http::{request::Parts, StatusCode};
 use serde::de::DeserializeOwned;
-use tern_core::extract::FromRequestParts;
+use tern_core::extract::{FromRequestParts, RouteCheck};
 
 use super::{de::ParamsDe, probe::Shape, Rejection};
 
@@ -40,7 +40,11 @@ where
     /// The type must take as many values as the route has parameters:
     /// `Path<u64>` one, `Path<(u64, String)>` two; a route without
     /// parameters takes no `Path`.
-    fn check_route(params: &[&str]) -> Result<(), String> {
+    fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
+        let Some(params) = route.params() else {
+            // Under a host pattern: checked when a request comes.
+            return Ok(());
+        };
         let n = params.len();
         let listed = || {
             params

@@ -3,7 +3,7 @@
 use std::{fmt, sync::Arc};
 
 use http::{header, HeaderValue, Method, StatusCode};
-use tern_core::{response::IntoResponse, Problem, Request, Response};
+use tern_core::{extract::RouteCheck, response::IntoResponse, Problem, Request, Response};
 
 use super::route::{LayerBounds, Route};
 use crate::handler::{BoxFuture, Handler};
@@ -36,7 +36,7 @@ pub(crate) fn layer_fn<L: LayerBounds>(layer: L) -> LayerFn {
 /// A handler waiting for the app's state.
 trait ErasedHandler<S>: Send + Sync {
     fn into_route(self: Box<Self>, state: S) -> Route;
-    fn check_route(&self, params: &[&str]) -> Result<(), String>;
+    fn check_route(&self, route: &RouteCheck<'_>) -> Result<(), String>;
     fn describe(&self) -> tern_core::doc::Operation;
     fn name(&self) -> &'static str;
 }
@@ -53,8 +53,8 @@ where
         Route::from_handler(self.0, state)
     }
 
-    fn check_route(&self, params: &[&str]) -> Result<(), String> {
-        H::check_route(params)
+    fn check_route(&self, route: &RouteCheck<'_>) -> Result<(), String> {
+        H::check_route(route)
     }
 
     fn describe(&self) -> tern_core::doc::Operation {
@@ -83,9 +83,9 @@ impl<S> Pending<S> {
         Pending::Handler(Box::new(MakeRoute(handler, std::marker::PhantomData)))
     }
 
-    fn check_route(&self, params: &[&str]) -> Result<(), String> {
+    fn check_route(&self, route: &RouteCheck<'_>) -> Result<(), String> {
         match self {
-            Pending::Handler(h) => h.check_route(params),
+            Pending::Handler(h) => h.check_route(route),
             Pending::Route(_) => Ok(()),
         }
     }
@@ -261,15 +261,16 @@ impl<S: Clone + Send + Sync + 'static> MethodRouter<S> {
         self
     }
 
-    /// Checks every handler's extractors against the route's parameters.
-    pub(crate) fn check_route(&self, params: &[&str]) -> Result<(), String> {
+    /// Checks every handler's extractors against the route (its
+    /// parameters, what the app provides).
+    pub(crate) fn check_route(&self, route: &RouteCheck<'_>) -> Result<(), String> {
         for (method, pending) in &self.methods {
             pending
-                .check_route(params)
+                .check_route(route)
                 .map_err(|e| format!("its {method} handler: {e}"))?;
         }
         if let Some(any) = &self.any {
-            any.check_route(params)
+            any.check_route(route)
                 .map_err(|e| format!("its handler for any method: {e}"))?;
         }
         Ok(())

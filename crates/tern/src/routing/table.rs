@@ -1,10 +1,10 @@
 //! The built route table: host tables, path tables, named routes, the
 //! trailing-slash policy, and the dispatch that uses them per request.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{any::TypeId, collections::HashMap, sync::Arc};
 
 use http::{header, HeaderValue, StatusCode};
-use tern_core::{response::IntoResponse, Problem, Request};
+use tern_core::{extract::RouteCheck, response::IntoResponse, Problem, Request};
 
 use super::{
     method_router::MethodRoutes,
@@ -89,6 +89,7 @@ fn build_paths<S: Clone + Send + Sync + 'static>(
     state: &S,
     constraints: &[(String, Constraint)],
     host: Option<&str>,
+    provides: &dyn Fn(TypeId) -> bool,
 ) -> Result<PathTable, BuildError> {
     let on = |path: &str| match host {
         Some(h) => format!("{path} on host {h}"),
@@ -126,14 +127,13 @@ fn build_paths<S: Clone + Send + Sync + 'static>(
             None => BuildError::new(e.to_string()),
         })?;
         let names = param_names(&path);
-        // A host pattern's parameters join the path's: only plain routes
-        // are checked here (a mismatch under a host is a 500 naming it).
-        if host.is_none() {
-            let params: Vec<&str> = names.iter().map(|n| &**n).collect();
-            methods
-                .check_route(&params)
-                .map_err(|e| BuildError::new(format!("route `{path}`: {e}")))?;
-        }
+        // A host pattern's parameters join the path's: under a host they
+        // are not checked here (a mismatch there is a 500 naming it).
+        let params: Vec<&str> = names.iter().map(|n| &**n).collect();
+        let route = RouteCheck::new(host.is_none().then_some(&params[..]), provides);
+        methods
+            .check_route(&route)
+            .map_err(|e| BuildError::new(format!("route `{}`: {e}", on(&path))))?;
         routes.push((methods.finish(state), names));
     }
     Ok(PathTable { router, routes })
@@ -184,6 +184,7 @@ impl Table {
         fallback: Route,
         trailing: TrailingSlash,
         health: Option<&str>,
+        provides: &dyn Fn(TypeId) -> bool,
     ) -> Result<Table, BuildError> {
         let mut default = Vec::new();
         let mut by_host: Vec<(String, Routes<S>)> = Vec::new();
@@ -253,12 +254,15 @@ impl Table {
                     .insert(&as_path, index)
                     .map_err(|e| BuildError::new(format!("host pattern `{host}`: {e}")))?;
                 let names = param_names(&as_path);
-                tables.push((build_paths(routes, state, constraints, Some(&host))?, names));
+                tables.push((
+                    build_paths(routes, state, constraints, Some(&host), provides)?,
+                    names,
+                ));
             }
             Some(Hosts { router, tables })
         };
         Ok(Table {
-            default: build_paths(default, state, constraints, None)?,
+            default: build_paths(default, state, constraints, None, provides)?,
             hosts,
             fallback,
             trailing,
