@@ -1,0 +1,121 @@
+//! The bench lab's command line: `tern-bench` and `tern bench` (crate
+//! `tern-cli`) parse the same [`Cmd`].
+//!
+//! Each command's flags are one `*Args` struct, beside the function that
+//! runs it, grouped by what they measure; [`run`] only dispatches.
+
+// The lab over real sockets and its gate; instructions counted with
+// callgrind; the batteries' own labs; sockets that stay open.
+mod batteries;
+mod instructions;
+mod lab;
+mod realtime;
+
+use std::path::Path;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use serde::Serialize;
+
+pub use batteries::{ContractsArgs, DataArgs, SiteArgs};
+pub use instructions::{InprocessArgs, ScalingArgs};
+pub use lab::{CompareArgs, ReportArgs, RunArgs};
+pub use realtime::{RealtimeArgs, WsArgs};
+
+/// `tern-bench`'s arguments.
+#[derive(Parser)]
+#[command(
+    name = "tern-bench",
+    about = "Tern's bench lab: in-process overhead and real-socket runs with peers"
+)]
+pub struct Cli {
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Cmd,
+}
+
+/// The bench lab's commands.
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Real sockets: every server on every workload, checked, then
+    /// measured with wrk/h2load; writes evidence JSON, an HTML report and
+    /// a summary.
+    Run(RunArgs),
+    /// The paired regression gate: builds `--base` in a worktree, runs its
+    /// Tern peer and the working tree's alternately, and fails a workload
+    /// whose median head/base throughput ratio is below 0.85 with a
+    /// majority of the pairs below too (fewer than 3 pairs fails), or
+    /// whose instructions per request over a socket (callgrind) exceed
+    /// the base's by more than 3%.
+    Compare(CompareArgs),
+    /// Rebuilds the HTML report and summary from an evidence file.
+    Report(ReportArgs),
+    /// Cost per size of every parser of client input (callgrind): the
+    /// instructions one request costs at n, 2n and 4n; fails when a step
+    /// costs more than 2.6 times the one before (linear work doubles).
+    Scaling(ScalingArgs),
+    /// Schema contracts: plain serde JSON against validated JSON, CBOR
+    /// and COSE (AES-256-GCM) on an 8-field order, over real sockets
+    /// (rounds, rotated order) and in process (callgrind); prints the
+    /// ratios against the goals (a miss is reported, not a failure) and
+    /// fails on any answer outside 2xx.
+    Contracts(ContractsArgs),
+    /// The database workloads: Tern against axum + sqlx (one row by key,
+    /// a page with its total, a session-authenticated request, a plain
+    /// one), on SQLite and, with `POSTGRES_URL`, PostgreSQL; databases
+    /// made, seeded and dropped by the run; fails on any answer outside
+    /// 2xx or any difference between the servers' answers.
+    Data(DataArgs),
+    /// The WebSockets: Tern (`example-websocket`) against
+    /// tokio-tungstenite and fastwebsockets, each bare on hyper 1
+    /// (`peer-ws-*`): small and large echoes, memory per held socket;
+    /// servers rotated each round; fails on any echo that differs from
+    /// what was sent.
+    Ws(WsArgs),
+    /// Tern's realtime channels (`peer-realtime-tern`, one server core):
+    /// idle sockets held while wrk measures the JSON path beside them
+    /// (and the server's RSS per socket), broadcast latency to large
+    /// topics in one process and across two over Redis and NATS, and a
+    /// client that stops reading; fails on any missing delivery or wrong
+    /// answer (after writing the figures).
+    Realtime(RealtimeArgs),
+    /// The website: the showcase's home page, `/index.json` and
+    /// `/llms.txt` beside its `/plaintext`, without and with
+    /// `Accept-Encoding: br` (compression on), in one process; every
+    /// answer checked first; prints each row's req/s and ratio to
+    /// plaintext against the goals (a miss is reported, not a failure)
+    /// and fails on a failed check, a wrk error or an answer outside 2xx.
+    Site(SiteArgs),
+    /// Instructions per request, Tern vs a hand-written handler (callgrind).
+    Inprocess(InprocessArgs),
+}
+
+/// Runs one command of the bench lab.
+pub fn run(command: Cmd) -> Result<()> {
+    match command {
+        Cmd::Run(args) => args.run(),
+        Cmd::Compare(args) => args.run(),
+        Cmd::Report(args) => args.run(),
+        Cmd::Scaling(args) => args.run(),
+        Cmd::Contracts(args) => args.run(),
+        Cmd::Data(args) => args.run(),
+        Cmd::Ws(args) => args.run(),
+        Cmd::Realtime(args) => args.run(),
+        Cmd::Site(args) => args.run(),
+        Cmd::Inprocess(args) => args.run(),
+    }
+}
+
+/// Writes a lab's figures as JSON to `out` (its directory made first) and,
+/// when given, its terminal summary beside it (`.txt`); prints where.
+fn write_figures(out: &Path, report: &impl Serialize, summary: Option<&str>) -> Result<()> {
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(out, serde_json::to_vec_pretty(report)?)?;
+    if let Some(summary) = summary {
+        std::fs::write(out.with_extension("txt"), summary)?;
+    }
+    println!("figures: {}", out.display());
+    Ok(())
+}
