@@ -2,6 +2,8 @@
 //! on a developer's machine, and fails the run under CI. Each case runs
 //! this test binary again as a child with the environment it needs.
 
+#![allow(clippy::unwrap_used)]
+
 use std::process::Command;
 
 /// Runs the `child` test of this binary with `CI` as given and a service
