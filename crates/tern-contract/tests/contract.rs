@@ -45,7 +45,7 @@ struct CreateItem {
 }
 
 fn even(n: &u32) -> Result<(), String> {
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         Ok(())
     } else {
         Err(format!("must be even (it is {n})"))

@@ -112,7 +112,7 @@ mod tests {
                 "{text}"
             );
             assert!(seen.insert(text), "a repeated ID");
-            if (i / ID_BATCH) % 2 == 0 && i % 7 == 0 {
+            if (i / ID_BATCH).is_multiple_of(2) && i % 7 == 0 {
                 held.push(id);
             }
         }
