@@ -324,7 +324,10 @@ fn _assert_problem_is_public(_: Problem) {}
 #[track_caller]
 pub fn skip(why: &str) {
     if under_ci() {
-        panic!("{why}; under CI (CI={:?}) a test that cannot run fails the run", ci_var());
+        panic!(
+            "{why}; under CI (CI={:?}) a test that cannot run fails the run",
+            ci_var()
+        );
     }
     eprintln!("skipped: {why}");
 }

@@ -10,9 +10,14 @@ use std::process::Command;
 /// variable that is never set; returns whether it passed and its stderr.
 fn child(ci: Option<&str>) -> (bool, String) {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", "child_needs_a_service", "--nocapture", "--test-threads=1"])
-        .env("TERN_SKIP_TEST_CHILD", "1")
-        .env_remove("TERN_SKIP_TEST_NEVER_SET");
+    cmd.args([
+        "--exact",
+        "child_needs_a_service",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("TERN_SKIP_TEST_CHILD", "1")
+    .env_remove("TERN_SKIP_TEST_NEVER_SET");
     match ci {
         Some(v) => cmd.env("CI", v),
         None => cmd.env_remove("CI"),
@@ -40,7 +45,10 @@ fn without_ci_a_missing_service_skips_with_a_line() {
     for ci in [None, Some(""), Some("0"), Some("false")] {
         let (passed, out) = child(ci);
         assert!(passed, "CI={ci:?}: {out}");
-        assert!(out.contains("skipped: TERN_SKIP_TEST_NEVER_SET is not set"), "{out}");
+        assert!(
+            out.contains("skipped: TERN_SKIP_TEST_NEVER_SET is not set"),
+            "{out}"
+        );
     }
 }
 
@@ -49,6 +57,9 @@ fn under_ci_a_missing_service_fails_the_run() {
     for ci in ["true", "1", "yes"] {
         let (passed, out) = child(Some(ci));
         assert!(!passed, "CI={ci}: {out}");
-        assert!(out.contains("TERN_SKIP_TEST_NEVER_SET is not set; under CI"), "{out}");
+        assert!(
+            out.contains("TERN_SKIP_TEST_NEVER_SET is not set; under CI"),
+            "{out}"
+        );
     }
 }
