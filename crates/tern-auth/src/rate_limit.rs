@@ -79,7 +79,7 @@ enum Store {
 /// ```
 ///
 /// In one process the counts live in memory (`governor`); with
-/// [`RateLimit::shared`] they live in Redis (one atomic script per
+/// `RateLimit::shared` (the `redis` feature) they live in Redis (one atomic script per
 /// request), so that several processes behind a proxy share one limit. If
 /// Redis cannot be reached the request is let through and the error
 /// logged: a rate limit that fails should not take the site down with it.
