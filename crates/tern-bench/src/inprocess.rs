@@ -46,7 +46,7 @@ pub fn request(scenario: &str, i: usize) -> Request<Bytes> {
             .unwrap_or_default(),
         "mixed_1000" => {
             let n = i % 1000;
-            let path = if n % 2 == 0 {
+            let path = if n.is_multiple_of(2) {
                 format!("/s{n}/list")
             } else {
                 format!("/r{n}/{}", 1000 + i % 97)
