@@ -11,10 +11,7 @@
 //! answer, before and after the load; an answer outside 2xx fails the
 //! run.
 
-use std::{
-    path::PathBuf,
-    time::{SystemTime, UNIX_EPOCH},
-};
+use std::path::PathBuf;
 
 use anyhow::{bail, ensure, Context, Result};
 use serde::Serialize;
@@ -22,7 +19,8 @@ use tern_data::{testing::fresh, with_pool, Backend, Database, Migrations};
 
 use crate::{
     client::Client,
-    machine::Machine,
+    console::{progress, progress_end},
+    machine::{unix_now, Machine},
     process::ServerProcess,
     stats::{summarize, Summary},
     wrk::{self, TableRequest},
@@ -171,10 +169,6 @@ pub struct Report {
     pub skipped: Vec<String>,
 }
 
-fn progress(msg: &str) {
-    eprint!("\r\x1b[2K{msg}");
-}
-
 /// Runs the lab on SQLite and, when `POSTGRES_URL` is set, PostgreSQL.
 pub fn run(opts: &Options) -> Result<Report> {
     let binary = |name: &str| opts.peers.join(format!("peer-data-{name}"));
@@ -205,13 +199,10 @@ pub fn run(opts: &Options) -> Result<Report> {
         rt.block_on(cleanup(backend, &url));
         backends.push(outcome?);
     }
-    progress("");
-    eprintln!();
+    progress_end();
     Ok(Report {
         schema: "tern-bench-data/1".into(),
-        started_unix: SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+        started_unix: unix_now(),
         machine: Machine::detect(),
         rounds: opts.rounds,
         seconds: opts.seconds,
@@ -527,20 +518,7 @@ pub fn terminal(r: &Report) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "machine: {}\nmethod: {} round(s) of {} s per server and workload, side by side, {} connections over loopback; servers on one core, wrk on another{}\n",
-        {
-            let m = &r.machine;
-            format!(
-                "{} ({} cores, {} MiB), kernel {}, {}, {}; commit {}{}",
-                m.cpu_model,
-                m.cores,
-                m.memory_kib / 1024,
-                m.kernel,
-                m.rustc,
-                m.wrk,
-                m.git_commit.get(..12).unwrap_or(&m.git_commit),
-                if m.git_dirty { " (uncommitted changes)" } else { "" }
-            )
-        },
+        r.machine.summary(true),
         r.rounds,
         r.seconds,
         r.connections,

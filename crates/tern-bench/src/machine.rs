@@ -1,6 +1,9 @@
-//! What the run ran on: machine, toolchain, source revision.
+//! What the run ran on: machine, toolchain, source revision; and when.
 
-use std::process::Command;
+use std::{
+    process::Command,
+    time::{SystemTime, UNIX_EPOCH},
+};
 
 use serde::Serialize;
 
@@ -81,5 +84,68 @@ impl Machine {
                 .map(|o| !o.stdout.is_empty())
                 .unwrap_or(false),
         }
+    }
+
+    /// The machine line of a lab's terminal summary: CPU, cores, memory,
+    /// kernel, rustc, wrk when `with_wrk`, and the commit (12 digits),
+    /// marked when the tree had uncommitted changes.
+    pub(crate) fn summary(&self, with_wrk: bool) -> String {
+        let wrk = if with_wrk {
+            format!(", {}", self.wrk)
+        } else {
+            String::new()
+        };
+        format!(
+            "{} ({} cores, {} MiB), kernel {}, {}{wrk}; commit {}{}",
+            self.cpu_model,
+            self.cores,
+            self.memory_kib / 1024,
+            self.kernel,
+            self.rustc,
+            self.git_commit.get(..12).unwrap_or(&self.git_commit),
+            if self.git_dirty {
+                " (uncommitted changes)"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// Seconds since the Unix epoch (0 on a clock set before it): when a run
+/// started.
+pub(crate) fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_line() {
+        let mut m = Machine {
+            cpu_model: "Some CPU".into(),
+            cores: 2,
+            memory_kib: 4 * 1024 * 1024,
+            kernel: "6.1.0".into(),
+            rustc: "rustc 1.90.0".into(),
+            wrk: "wrk 4.2.0".into(),
+            h2load: "h2load 1.59".into(),
+            git_commit: "0123456789abcdef0123".into(),
+            git_dirty: false,
+        };
+        assert_eq!(
+            m.summary(false),
+            "Some CPU (2 cores, 4096 MiB), kernel 6.1.0, rustc 1.90.0; commit 0123456789ab"
+        );
+        m.git_dirty = true;
+        m.git_commit = "short".into();
+        assert_eq!(
+            m.summary(true),
+            "Some CPU (2 cores, 4096 MiB), kernel 6.1.0, rustc 1.90.0, wrk 4.2.0; commit short (uncommitted changes)"
+        );
     }
 }

@@ -4,10 +4,9 @@
 //! order.
 
 use std::{
-    io::Write as _,
     net::TcpStream,
     path::{Path, PathBuf},
-    time::{Duration, SystemTime, UNIX_EPOCH},
+    time::Duration,
 };
 
 use anyhow::{bail, Context, Result};
@@ -15,8 +14,9 @@ use tern_bench_workload as w;
 
 use crate::{
     client::Client,
+    console::{progress, progress_end},
     evidence::{Evidence, IdleConnections, Row, ServerInfo, Settings, Trial, WorkloadInfo},
-    machine::Machine,
+    machine::{unix_now, Machine},
     process::{sha256, ServerProcess},
     stats::{median, summarize},
     wrk::{self, TableRequest},
@@ -259,11 +259,6 @@ pub fn build_peers(root: &Path, profile: &str) -> Result<()> {
     Ok(())
 }
 
-fn progress(msg: &str) {
-    eprint!("\r\x1b[2K{msg}");
-    let _ = std::io::stderr().flush();
-}
-
 /// `[#####.....] 12/40  ETA 3m20s`: a progress bar for the trial loop.
 fn bar(done: usize, total: usize, started: std::time::Instant) -> String {
     const WIDTH: usize = 24;
@@ -309,9 +304,7 @@ pub fn run(opts: &Options) -> Result<Evidence> {
     // to be checked, not at the end: edits made while a long run goes on do
     // not change what was measured.
     let machine = Machine::detect();
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let started_unix = unix_now();
     let all = workloads();
     let chosen: Vec<&Workload> = all
         .iter()
@@ -449,8 +442,7 @@ pub fn run(opts: &Options) -> Result<Evidence> {
             });
         }
     }
-    progress("");
-    eprintln!();
+    progress_end();
     let summary = summarize_trials(&trials, &servers, &chosen, &opts.settings.connections);
     let workloads = chosen
         .iter()

@@ -9,7 +9,7 @@
 
 use std::{
     path::{Path, PathBuf},
-    time::{Duration, Instant, SystemTime, UNIX_EPOCH},
+    time::{Duration, Instant},
 };
 
 use anyhow::{bail, Context, Result};
@@ -20,7 +20,8 @@ use super::{check_answer, client_keyring, server_settings, Scenario, REPLAY_WIND
 use crate::{
     callgrind,
     client::Client,
-    machine::Machine,
+    console::{group_thousands, progress, progress_end},
+    machine::{unix_now, Machine},
     process::{sha256, ServerProcess},
     stats::{summarize, Summary},
     wrk::{self, LoadResult},
@@ -211,12 +212,6 @@ pub struct Report {
     pub limitations: Vec<String>,
 }
 
-fn progress(msg: &str) {
-    use std::io::Write as _;
-    eprint!("\r\x1b[2K{msg}");
-    let _ = std::io::stderr().flush();
-}
-
 /// The scripts' directory (the `cose` one is tens of megabytes), removed
 /// however the run ends.
 struct ScratchDir(PathBuf);
@@ -276,9 +271,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         );
     }
     let machine = Machine::detect();
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let started_unix = unix_now();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -401,8 +394,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         progress(&format!("callgrind: {} ...", s.name));
         instructions.push(measure(&opts.binary, s, opts.callgrind_requests)?);
     }
-    progress("");
-    eprintln!();
+    progress_end();
     let ir = |name: &str| {
         instructions
             .iter()
@@ -530,41 +522,18 @@ fn latency(us: f64) -> String {
 }
 
 fn thousands(v: f64) -> String {
-    let digits = format!("{:.0}", v);
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    group_thousands(&format!("{:.0}", v.abs()), v < 0.0)
 }
 
 /// The report as a terminal table.
 pub fn terminal(r: &Report) -> String {
-    let m = &r.machine;
     let s = &r.settings;
     let mut out = String::new();
     let mut line = |text: String| {
         out.push_str(&text);
         out.push('\n');
     };
-    line(format!(
-        "machine: {} ({} cores, {} MiB), kernel {}, {}, {}; commit {}{}",
-        m.cpu_model,
-        m.cores,
-        m.memory_kib / 1024,
-        m.kernel,
-        m.rustc,
-        m.wrk,
-        m.git_commit.get(..12).unwrap_or(&m.git_commit),
-        if m.git_dirty {
-            " (uncommitted changes)"
-        } else {
-            ""
-        }
-    ));
+    line(format!("machine: {}", r.machine.summary(true)));
     line(format!(
         "method: {} round(s) of {} s per scenario (rotated order; warm-up {} s each), {} connections over loopback; server on core {}, wrk on core {}; COSE pool {} messages, replay window {} s",
         s.rounds, s.duration_s, s.warmup_s, s.connections, s.server_cores, s.load_cores, s.cose_pool, s.replay_window_s

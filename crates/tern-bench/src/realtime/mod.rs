@@ -28,13 +28,9 @@
 //! The client's cost is in every latency: with one client core, the
 //! 10,000th delivery of a broadcast is read after the 9,999 before it.
 
-use std::{
-    net::TcpStream as StdTcpStream,
-    path::PathBuf,
-    time::{Duration, SystemTime, UNIX_EPOCH},
-};
+use std::{net::TcpStream as StdTcpStream, path::PathBuf, time::Duration};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use serde::Serialize;
 
 // The trials (lab), the client's sockets, what a run records (trials)
@@ -47,11 +43,14 @@ mod trials;
 pub use report::terminal;
 pub use trials::{FanoutTrial, Figure, HeldTrial, Latency, Report, SlowTrial, Stalled};
 
+pub use crate::workloads::Workload;
 use crate::{
-    machine::Machine,
+    console::{progress, progress_end},
+    load_client::{client_runtime, cores_in, pin_self, raise_open_files},
+    machine::{unix_now, Machine},
     process::sha256,
+    workloads::choose,
     wrk::{self, TableRequest},
-    ws::{client_runtime, cores_in, pin_self, progress},
 };
 use lab::Lab;
 
@@ -87,15 +86,6 @@ const QUIET: Duration = Duration::from_secs(1);
 
 /// The server's default `REALTIME_SEND_QUEUE`, for the report.
 pub const SEND_QUEUE: usize = 256;
-
-/// A workload: a name and what it measures.
-#[derive(Debug, Clone, Copy)]
-pub struct Workload {
-    /// `held`, `fanout`, `fanout-redis`, `fanout-nats`, `slow`.
-    pub name: &'static str,
-    /// What it measures.
-    pub description: &'static str,
-}
 
 /// The workloads, in table order.
 pub const WORKLOADS: [Workload; 5] = [
@@ -232,29 +222,14 @@ pub fn reachable(url: &str) -> bool {
 /// Runs the lab.
 pub fn run(opts: &Options) -> Result<Report> {
     ensure!(opts.rounds > 0, "at least one round");
-    if let Some(unknown) = opts
-        .workloads
-        .iter()
-        .find(|n| !WORKLOADS.iter().any(|w| w.name == n.as_str()))
-    {
-        bail!(
-            "unknown workload {unknown}; they are: {}",
-            WORKLOADS.map(|w| w.name).join(", ")
-        );
-    }
-    let chosen: Vec<Workload> = WORKLOADS
-        .into_iter()
-        .filter(|w| opts.workloads.is_empty() || opts.workloads.iter().any(|n| n == w.name))
-        .collect();
+    let chosen: Vec<Workload> = choose(&WORKLOADS, &opts.workloads)?;
     ensure!(
         opts.binary.exists(),
         "{} not found: build it with `cargo build --release -p peer-realtime-tern` in bench/peers",
         opts.binary.display()
     );
     let machine = Machine::detect();
-    let started_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    let started_unix = unix_now();
     let most = opts
         .held
         .iter()
@@ -265,12 +240,7 @@ pub fn run(opts: &Options) -> Result<Report> {
         .unwrap_or(0);
     // The client holds every socket; each server (a child: it inherits
     // the limit) holds its share, and wrk its connections.
-    let want = most as u64 + 1024;
-    let got = rlimit::increase_nofile_limit(want).context("raising RLIMIT_NOFILE")?;
-    ensure!(
-        got >= want,
-        "{most} sockets need {want} open files, and the hard limit allows {got}"
-    );
+    raise_open_files(most as u64 + 1024, &format!("{most} sockets need"))?;
     pin_self(&opts.load_cores)?;
     let rt = client_runtime(cores_in(&opts.load_cores))?;
     let script =
@@ -356,8 +326,7 @@ pub fn run(opts: &Options) -> Result<Report> {
             }
         }
     }
-    progress("");
-    eprintln!();
+    progress_end();
     let _ = std::fs::remove_file(&script);
     let mut report = Report {
         schema: "tern-bench-realtime/1".into(),

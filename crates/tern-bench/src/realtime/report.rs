@@ -296,20 +296,13 @@ fn median_of(r: &Report, workload: &str, case: &str, metric: &str) -> Option<Sum
 /// The report for a terminal: each figure's median with its range over
 /// the rounds, and the goals of issue 13.
 pub fn terminal(r: &Report) -> String {
-    let m = &r.machine;
     let s = &r.settings;
     let mut out = format!(
-        "machine: {} ({} cores, {} MiB), kernel {}, {}; commit {}{}\n\
+        "machine: {}\n\
          method: {} round(s); a fresh peer-realtime-tern (one current-thread runtime) per trial on core(s) {} \
          (both servers of fanout-redis/-nats there too); the client (tern-bench, tokio-tungstenite, one \
          current-thread runtime) and wrk on core(s) {}{}\n",
-        m.cpu_model,
-        m.cores,
-        m.memory_kib / 1024,
-        m.kernel,
-        m.rustc,
-        m.git_commit.get(..12).unwrap_or(&m.git_commit),
-        if m.git_dirty { " (uncommitted changes)" } else { "" },
+        r.machine.summary(false),
         s.rounds,
         s.server_cores,
         s.load_cores,
