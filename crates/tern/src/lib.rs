@@ -10,6 +10,7 @@ mod handler;
 mod json;
 pub mod middleware;
 mod negotiation;
+mod protocol;
 pub mod net;
 mod request_context;
 pub mod response;

@@ -331,11 +331,10 @@ impl Future for ResponseFuture {
         }
         let mut res = res;
         finish(shared, &mut res, request_id, is_head, accept);
-        if http1 && res.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        if res.status() == StatusCode::PAYLOAD_TOO_LARGE {
             // The rest of the body is unread and may be any size: the
             // connection ends here rather than reading it to stay open.
-            res.headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            crate::protocol::close_after_refusal(&mut res, http1);
         }
         Poll::Ready(res)
     }

@@ -57,4 +57,4 @@ pub use tern_core::extract::{
 #[cfg(feature = "typed-header")]
 pub use typed_header::TypedHeader;
 
-pub(crate) use host::{check_host, host_of, strip_port};
+pub(crate) use host::{host_of, strip_port};

@@ -17,14 +17,19 @@
 //! for an error what hyper accepts, the connection ends instead of going
 //! on unchecked. Bodies cost a subtraction per read; heads one `memchr`
 //! per line.
+//!
+//! The rules themselves (the bare-LF rule and the answer it forces, the
+//! `Content-Length` and `Transfer-Encoding` rules of hyper mirrored here,
+//! the HTTP/2 preface) are `crate::protocol`'s; this is the machinery that
+//! applies them to a connection's reads.
 
 use std::sync::atomic::Ordering;
 
 use super::watchdog::Activity;
-
-/// The HTTP/2 connection preface: a connection that starts with it is
-/// HTTP/2, and nothing here applies.
-const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+use crate::protocol::{
+    h1,
+    h2::{HTTP2_LINE, PREFACE},
+};
 
 /// The longest head line kept while it spans reads; hyper refuses a head
 /// over `TERN_MAX_HEAD_BYTES` (at most this) anyway.
@@ -181,7 +186,7 @@ impl Framing {
                         } else {
                             self.state = State::Preface((n + 1) as u8);
                         }
-                    } else if n >= 14 {
+                    } else if n >= HTTP2_LINE {
                         // `PRI * HTTP/2.0` and then not the preface: no
                         // HTTP/1 parser takes version 2.0; hyper refuses it.
                         self.doom(0);
@@ -312,16 +317,13 @@ impl Framing {
             }
             head.is_te = true;
             head.content_length = None;
-            head.te_chunked = trim(value)
-                .rsplit(|&b| b == b',')
-                .next()
-                .is_some_and(|last| trim(last).eq_ignore_ascii_case(b"chunked"));
+            head.te_chunked = h1::ends_chunked(value);
         } else if name.eq_ignore_ascii_case(b"content-length") {
             head.is_cl = true;
             if head.is_te {
                 return false;
             }
-            match digits(trim(value)) {
+            match h1::content_length(value) {
                 Some(len) => match head.content_length {
                     Some(prev) if prev != len => head.invalid = true,
                     _ => head.content_length = Some(len),
@@ -463,10 +465,10 @@ impl Framing {
     /// (or trailer section) holding a byte it refuses, answers 400 and
     /// closes; nothing after it is handed on.
     fn bare_lf(&mut self, buf: &mut [u8], at: usize) -> usize {
-        buf[at] = 0;
+        let end = h1::refuse_bare_lf(buf, at);
         self.cut = Some(at + 1);
         self.held.clear();
-        self.held.extend_from_slice(b"\r\n\r\n");
+        self.held.extend_from_slice(end);
         self.state = State::Doomed;
         0
     }
@@ -479,27 +481,6 @@ impl Framing {
         self.cut = Some(end);
         0
     }
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
-}
-
-/// hyper's `Content-Length` rule: digits only, no sign, no overflow.
-fn digits(s: &[u8]) -> Option<u64> {
-    if s.is_empty() {
-        return None;
-    }
-    s.iter().try_fold(0u64, |n, &b| match b {
-        b'0'..=b'9' => n.checked_mul(10)?.checked_add(u64::from(b - b'0')),
-        _ => None,
-    })
 }
 
 /// `Activity`'s side: which request asked for an upgrade, and what its

@@ -27,18 +27,8 @@ use std::{
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-/// `PRI * HTTP/2.0`: a connection that starts with these bytes is HTTP/2.
-const HTTP2_LINE: usize = 14;
-
-/// SETTINGS (empty) and GOAWAY (last stream 0, `PROTOCOL_ERROR`).
-const REFUSAL: [u8; 26] = [
-    0, 0, 0, 0x4, 0, 0, 0, 0, 0, // SETTINGS, no parameters
-    0, 0, 8, 0x7, 0, 0, 0, 0, 0, // GOAWAY, 8 bytes, stream 0
-    0, 0, 0, 0, // last stream id
-    0, 0, 0, 0x1, // PROTOCOL_ERROR
-];
+// The rule and its answer: `crate::protocol::h2`.
+use crate::protocol::h2::{HTTP2_LINE, PREFACE, PREFACE_REFUSAL as REFUSAL};
 
 /// How much of what a refused client still sends is read (and dropped)
 /// before the close, so that the close is a FIN the GOAWAY arrives with,

@@ -18,6 +18,7 @@ use tokio::{
 use super::{Activity, Linger};
 use crate::{
     app::AppService,
+    protocol::h1::{hyper_refusal, may_be_hyper_refusal, MAX_HYPER_REFUSAL},
     server::framing::{Framing, Scan},
 };
 
@@ -108,11 +109,11 @@ impl<T: Linger> WatchedIo<T> {
         if self.pending.len() + len > MAX_PENDING {
             return None;
         }
-        if len <= MAX_REFUSAL
+        if len <= MAX_HYPER_REFUSAL
             && bufs
                 .iter()
                 .find(|b| !b.is_empty())
-                .is_some_and(|b| may_be_refusal(b))
+                .is_some_and(|b| may_be_hyper_refusal(b))
         {
             return None;
         }
@@ -173,10 +174,12 @@ impl<T: Linger> WatchedIo<T> {
     }
 
     /// Whether `buf` is hyper's own answer to a request it could not parse;
-    /// if so, starts writing the app's instead.
+    /// if so, starts writing the app's instead. hyper offers no hook for
+    /// that answer, so it is recognised by its bytes: why, and the test
+    /// that pins them, at [`hyper_refusal`].
     #[inline]
     fn replaces(&mut self, buf: &[u8]) -> bool {
-        if self.framing.passthrough() || !may_be_refusal(buf) {
+        if self.framing.passthrough() || !may_be_hyper_refusal(buf) {
             return false;
         }
         let Some((status, date)) = hyper_refusal(buf) else {
@@ -192,41 +195,6 @@ impl<T: Linger> WatchedIo<T> {
         self.replacing = Some((answer, 0, buf.len()));
         true
     }
-}
-
-/// The longest answer that can be hyper's own refusal. Every answer of
-/// the app carries a request ID, and so is longer: for them the check
-/// costs a length comparison.
-const MAX_REFUSAL: usize = 128;
-
-/// Whether `buf` can be the start of hyper's own refusal (then checked
-/// whole by [`hyper_refusal`]).
-#[inline]
-fn may_be_refusal(buf: &[u8]) -> bool {
-    buf.len() <= MAX_REFUSAL && buf.starts_with(b"HTTP/1.1 4")
-}
-
-/// hyper's answer to a request it cannot parse, exactly:
-/// `HTTP/1.1 400 Bad Request`, then only `connection: close`,
-/// `content-length: 0` and `date: ...`, and no body. Returns the status and
-/// the `date` line. No answer of the app has this shape: each carries a
-/// request ID.
-fn hyper_refusal(buf: &[u8]) -> Option<(http::StatusCode, &[u8])> {
-    let head = buf.strip_suffix(b"\r\n\r\n")?;
-    let mut lines = head
-        .split(|&b| b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
-    let status_line = lines.next()?;
-    let status = http::StatusCode::from_bytes(status_line.get(9..12)?).ok()?;
-    let mut date: &[u8] = &[];
-    for line in lines {
-        match line {
-            b"connection: close" | b"content-length: 0" => {}
-            _ if line.starts_with(b"date: ") => date = line,
-            _ => return None,
-        }
-    }
-    Some((status, date))
 }
 
 impl<T: Linger> Drop for WatchedIo<T> {

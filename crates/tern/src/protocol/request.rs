@@ -1,0 +1,200 @@
+//! Rules on a parsed request's head (HTTP/1 and HTTP/2 alike) that hyper
+//! leaves to the server: the request target's form, `Host`, the transfer
+//! and content codings, the declared length. See the [catalogue](super).
+
+use http::{header, HeaderValue, Method, StatusCode, Version};
+use tern_core::{response::IntoResponse, Problem, Request, Response};
+
+use super::{close_after_refusal, host};
+
+/// Every rule of this module and [`host`] on `req`, in the order a client
+/// learns of them: `Err` is the whole answer, `Connection: close`
+/// included on HTTP/1 ([`close_after_refusal`]).
+#[allow(clippy::result_large_err)] // the error path is the rare one
+pub(crate) fn check_request(req: &Request, max_body: u64) -> Result<(), Response> {
+    let http1 = req.version() <= Version::HTTP_11;
+    if let Err(problem) = check_head(req, max_body) {
+        let unsupported_coding = problem.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE;
+        let mut res = problem.into_response();
+        if unsupported_coding {
+            // What is taken instead (RFC 9110 §15.5.16).
+            res.headers_mut().insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_static("identity"),
+            );
+        }
+        close_after_refusal(&mut res, http1);
+        return Err(res);
+    }
+    // A junk host (`a:80@b`, `a:80/x`) is never valid, in any environment:
+    // refused before the allow-list, so that no pattern, no `Host`
+    // extractor and no URL built from it ever sees one.
+    if let Err(detail) = host::check_host(req) {
+        let mut res = Problem::new(StatusCode::BAD_REQUEST)
+            .with_detail(detail)
+            .into_response();
+        close_after_refusal(&mut res, http1);
+        return Err(res);
+    }
+    Ok(())
+}
+
+/// The header fields the rules below read, found in one pass over the
+/// headers rather than a lookup per rule.
+#[derive(Default)]
+struct Fields<'a> {
+    hosts: usize,
+    transfer_codings: usize,
+    transfer_coding: Option<&'a HeaderValue>,
+    content_length: Option<&'a HeaderValue>,
+    /// The first `Content-Encoding` that names a coding.
+    content_coding: Option<&'a HeaderValue>,
+}
+
+impl<'a> Fields<'a> {
+    fn of(req: &'a Request) -> Self {
+        let mut fields = Fields::default();
+        for (name, value) in req.headers() {
+            if name == header::CONTENT_ENCODING {
+                if fields.content_coding.is_none() && !is_identity(value) {
+                    fields.content_coding = Some(value);
+                }
+            } else if name == header::HOST {
+                fields.hosts += 1;
+            } else if name == header::TRANSFER_ENCODING {
+                fields.transfer_codings += 1;
+                fields.transfer_coding = Some(value);
+            } else if name == header::CONTENT_LENGTH {
+                fields.content_length = Some(value);
+            }
+        }
+        fields
+    }
+}
+
+/// The rules on framing, target and body, in order; the first broken one
+/// is the answer.
+#[allow(clippy::result_large_err)] // the error path is the rare one
+fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
+    let fields = Fields::of(req);
+    check_target_form(req)?;
+    check_host_count(req, fields.hosts)?;
+    check_transfer_coding(fields.transfer_coding, fields.transfer_codings)?;
+    check_content_coding(req, fields.content_coding)?;
+    check_declared_length(fields.content_length, max_body)
+}
+
+/// **Request-target form**: an authority-form target (`GET example.com:80`)
+/// is refused (400) unless the method is `CONNECT`, and the asterisk form
+/// (`GET *`) unless it is `OPTIONS` (RFC 9112 §3.2.3, §3.2.4).
+///
+/// Why: hyper hands the app either form with any method; the router would
+/// then read a host as a path, where a front end routes it as the
+/// authority it is (llhttp's strict mode refuses both).
+#[allow(clippy::result_large_err)]
+fn check_target_form(req: &Request) -> Result<(), Problem> {
+    let uri = req.uri();
+    if uri.scheme().is_none() && uri.authority().is_some() && req.method() != Method::CONNECT {
+        return Err(Problem::new(StatusCode::BAD_REQUEST).with_detail(
+            "the request target must be a path starting with `/` or an absolute URL",
+        ));
+    }
+    if uri.path() == "*" && req.method() != Method::OPTIONS {
+        return Err(Problem::new(StatusCode::BAD_REQUEST)
+            .with_detail("the request target `*` is only for OPTIONS"));
+    }
+    Ok(())
+}
+
+/// **One `Host`** (HTTP/1): an HTTP/1.1 request without `Host` (and without
+/// an absolute-form target naming the host) is refused (400), and so is an
+/// HTTP/1 request with more than one (RFC 9112 §3.2: a server MUST answer
+/// 400). HTTP/2 requests get the second rule from [`host::check_host`].
+///
+/// Why: with two, a front end that reads the first and an app that reads
+/// the last route the same request to different hosts (host confusion,
+/// cache poisoning).
+#[allow(clippy::result_large_err)]
+fn check_host_count(req: &Request, hosts: usize) -> Result<(), Problem> {
+    if req.version() > Version::HTTP_11 {
+        return Ok(());
+    }
+    if hosts == 0 && req.version() == Version::HTTP_11 && req.uri().authority().is_none() {
+        return Err(Problem::new(StatusCode::BAD_REQUEST)
+            .with_detail("an HTTP/1.1 request must carry a `Host` header"));
+    }
+    host::at_most_one_host(hosts)
+        .map_err(|detail| Problem::new(StatusCode::BAD_REQUEST).with_detail(detail))
+}
+
+/// **Only `chunked`**: a request whose `Transfer-Encoding` is anything but
+/// one field naming the single coding `chunked` is refused (501, RFC 9112
+/// §6.1, and the connection closed).
+///
+/// Why: hyper decodes a request whose last coding is `chunked` and hands
+/// the app the rest (`gzip, chunked`) still coded, as if plain; and two
+/// `Transfer-Encoding` fields are combined differently by different
+/// parsers. hyper itself refuses (400) one whose last coding is not
+/// `chunked` ([`super::h1::ends_chunked`]).
+#[allow(clippy::result_large_err)]
+fn check_transfer_coding(last: Option<&HeaderValue>, fields: usize) -> Result<(), Problem> {
+    if let Some(last) = last {
+        if fields > 1 || !last.as_bytes().eq_ignore_ascii_case(b"chunked") {
+            return Err(Problem::new(StatusCode::NOT_IMPLEMENTED)
+                .with_detail("only `Transfer-Encoding: chunked` is supported; send the body chunked or with a `Content-Length`"));
+        }
+    }
+    Ok(())
+}
+
+/// **No content coding**: a request with a body in a content coding other
+/// than `identity` (`Content-Encoding: gzip`) is refused (415, with
+/// `Accept-Encoding: identity`; RFC 9110 §8.4.1, §15.5.16).
+///
+/// Why: Tern decodes no content coding, and a body read as if plain while
+/// it is `br` or `gzip` is a lie to the handler, and a way around every
+/// check of its bytes.
+#[allow(clippy::result_large_err)]
+fn check_content_coding(req: &Request, coding: Option<&HeaderValue>) -> Result<(), Problem> {
+    if let Some(value) = coding {
+        if !http_body::Body::is_end_stream(req.body()) {
+            let shown: String = String::from_utf8_lossy(value.as_bytes())
+                .chars()
+                .take(40)
+                .collect();
+            return Err(Problem::new(StatusCode::UNSUPPORTED_MEDIA_TYPE).with_detail(format!(
+                "the request body is in the content coding `{shown}` (Content-Encoding), which this server does not decode: send it without a Content-Encoding"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a `Content-Encoding` value names no coding but `identity`
+/// (RFC 9110 §8.4.1: a list, in the order applied).
+fn is_identity(value: &HeaderValue) -> bool {
+    value.to_str().is_ok_and(|v| {
+        v.split(',')
+            .map(str::trim)
+            .all(|c| c.is_empty() || c.eq_ignore_ascii_case("identity"))
+    })
+}
+
+/// **Declared length over the limit**: a request whose `Content-Length` is
+/// over `TERN_MAX_BODY_BYTES` is refused (413) before a byte of its body
+/// is read, and the connection closed.
+///
+/// Why: reading a body only to refuse it costs what the client chooses;
+/// and on HTTP/1 the unread body stays on the connection, so nothing after
+/// it can be read ([`close_after_refusal`]).
+#[allow(clippy::result_large_err)]
+fn check_declared_length(length: Option<&HeaderValue>, max_body: u64) -> Result<(), Problem> {
+    if let Some(len) = length {
+        let len = len.to_str().ok().and_then(|s| s.parse::<u64>().ok());
+        if len.is_some_and(|len| len > max_body) {
+            return Err(Problem::new(StatusCode::PAYLOAD_TOO_LARGE)
+                .with_detail(tern_core::body::too_large_detail(max_body)));
+        }
+    }
+    Ok(())
+}
