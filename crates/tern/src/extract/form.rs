@@ -9,7 +9,7 @@ use tern_core::{
 
 use super::{
     body::{has_content_type, read_body, unless_absent},
-    de::{parse_urlencoded, NodeDe, UrlencodedLimits},
+    de::{from_urlencoded, UrlencodedLimits},
     query::reject,
     Rejection,
 };
@@ -63,13 +63,9 @@ where
         let text = std::str::from_utf8(&bytes).map_err(|_| {
             Rejection::invalid(StatusCode::BAD_REQUEST, "the form body is not UTF-8")
         })?;
-        let node = parse_urlencoded(text, limits).map_err(|e| reject("form field", e))?;
-        T::deserialize(NodeDe {
-            node: &node,
-            path_mode: false,
-        })
-        .map(Form)
-        .map_err(|e| reject("form field", e))
+        from_urlencoded(text, limits)
+            .map(Form)
+            .map_err(|e| reject("form field", e))
     }
 
     /// An `application/x-www-form-urlencoded` body of `T`'s fields

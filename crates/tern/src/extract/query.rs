@@ -3,7 +3,7 @@ use serde::de::DeserializeOwned;
 use tern_core::extract::{FromRequestParts, OptionalFromRequestParts};
 
 use super::{
-    de::{parse_urlencoded, NodeDe, UrlencodedLimits},
+    de::{from_urlencoded, UrlencodedLimits},
     Rejection,
 };
 
@@ -45,13 +45,9 @@ impl<T: DeserializeOwned> Query<T> {
     }
 
     pub(crate) fn parse(query: &str, limits: UrlencodedLimits) -> Result<Self, Rejection> {
-        let node = parse_urlencoded(query, limits).map_err(|e| reject("query parameter", e))?;
-        T::deserialize(NodeDe {
-            node: &node,
-            path_mode: false,
-        })
-        .map(Query)
-        .map_err(|e| reject("query parameter", e))
+        from_urlencoded(query, limits)
+            .map(Query)
+            .map_err(|e| reject("query parameter", e))
     }
 }
 
