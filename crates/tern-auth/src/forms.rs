@@ -3,7 +3,7 @@
 //! A browser that submits `<form method="post" action="/auth/login">`
 //! navigates to the answer, so a JSON body would be the page it shows.
 //! When the request is a form (`application/x-www-form-urlencoded`) sent
-//! by a navigation (its `Accept` names `text/html`), the account routes
+//! by a navigation (its `Accept` prefers `text/html` to JSON), the account routes
 //! answer `303 See Other` instead:
 //!
 //! | route | outcome | `Location` |
@@ -88,12 +88,21 @@ fn from_a_form_navigation(headers: &HeaderMap) -> bool {
             v.get(..33)
                 .is_some_and(|t| t.eq_ignore_ascii_case("application/x-www-form-urlencoded"))
         });
-    let html = headers
+    form && prefers_html(headers)
+}
+
+/// Whether the `Accept` header prefers an HTML page to JSON, decided as
+/// the app's error pages decide it ([`tern::Requested::prefers_html`], over
+/// [`tern::accept`]): weights and `q=0` count, names in any case. Several
+/// `Accept` lines are one list (RFC 9110 §5.3).
+fn prefers_html(headers: &HeaderMap) -> bool {
+    let accept = headers
         .get_all(header::ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .any(|v| v.split(',').any(|m| m.trim().starts_with("text/html")));
-    form && html
+        .collect::<Vec<_>>()
+        .join(", ");
+    tern::Requested::with_accept(&accept).prefers_html()
 }
 
 /// The answer as a `303` to `location`: its headers kept (the session
