@@ -280,22 +280,26 @@ struct SealedWith {
 
 /// `value` in CBOR, sealed like the request.
 fn sealed_answer<T: serde::Serialize>(value: &T, sealed: &SealedWith) -> Response {
-    let sealed_bytes = Format::Cbor
-        .encode(value)
-        .and_then(|cbor| sealed.keyring.seal_answer(sealed.seal, &sealed.kid, &cbor));
-    match sealed_bytes {
-        Ok(bytes) => {
-            let mut res = Response::new(tern::body::Body::from(Bytes::from(bytes)));
-            res.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/cose"),
-            );
-            res
-        }
+    match seal_cbor(value, sealed) {
+        Ok(res) => res,
         Err(e) => Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
             .with_detail(format!("the answer could not be sealed: {e}"))
             .into_response(),
     }
+}
+
+/// `value` in CBOR, sealed like the request, as an `application/cose`
+/// response (status 200): the one sealing of answers and problems.
+fn seal_cbor<T: serde::Serialize>(value: &T, sealed: &SealedWith) -> Result<Response, String> {
+    let bytes = Format::Cbor
+        .encode(value)
+        .and_then(|cbor| sealed.keyring.seal_answer(sealed.seal, &sealed.kid, &cbor))?;
+    let mut res = Response::new(tern::body::Body::from(Bytes::from(bytes)));
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/cose"),
+    );
+    Ok(res)
 }
 
 /// `problem` (a problem response) sealed like the request was: its status,
@@ -325,17 +329,9 @@ fn sealed_problem(problem: Response, sealed: &SealedWith) -> Response {
     } else {
         document
     };
-    let bytes = Format::Cbor
-        .encode(document)
-        .and_then(|cbor| sealed.keyring.seal_answer(sealed.seal, &sealed.kid, &cbor));
-    match bytes {
-        Ok(bytes) => {
-            let mut res = Response::new(tern::body::Body::from(Bytes::from(bytes)));
+    match seal_cbor(document, sealed) {
+        Ok(mut res) => {
             *res.status_mut() = status;
-            res.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/cose"),
-            );
             res
         }
         Err(e) => {

@@ -3,7 +3,7 @@
 
 use aes_gcm::{
     aead::{Aead, Payload},
-    Nonce,
+    Aes256Gcm, Nonce,
 };
 use coset::{iana, CoseEncrypt0, CoseMac0, CoseSign1, TaggedCborSerializable};
 use hmac::{Hmac, Mac};
@@ -124,71 +124,28 @@ impl Keyring {
     /// generic CBOR value (see [`fast`](super::fast)); the same checks as coset's path.
     fn open_encrypt0_fast(&self, m: &fast::Encrypt0<'_>) -> Result<(Opened, [u8; 32]), Rejection> {
         let key = self.key_for(Seal::Encrypt0, m.kid, m.alg, &[iana::Algorithm::A256GCM])?;
-        let Material::Aes256Gcm(cipher) = &key.material else {
-            return Err(refused("the key is not an AES-256-GCM key"));
-        };
-        if m.iv.len() != 12 {
-            return Err(malformed(
-                "a COSE_Encrypt0 with AES-256-GCM needs a 12-byte IV",
-            ));
-        }
+        let cipher = aes_cipher(key, m.iv)?;
         let aad = fast::enc_structure(m.protected);
-        let payload = cipher
-            .decrypt(
-                Nonce::from_slice(m.iv),
-                Payload {
-                    msg: m.ciphertext,
-                    aad: &aad,
-                },
-            )
-            .map_err(|_| refused("the COSE_Encrypt0 does not decrypt: tampered, or another key"))?;
-        let id = replay_id(Seal::Encrypt0, &key.kid, m.iv);
-        Ok((
-            Opened {
-                payload,
-                seal: Seal::Encrypt0,
-                kid: key.kid.clone(),
-            },
-            id,
-        ))
+        let payload = aes_decrypt(cipher, m.iv, m.ciphertext, &aad)?;
+        Ok(opened(Seal::Encrypt0, key, m.iv, payload))
     }
 
     fn open_encrypt0(&self, m: &CoseEncrypt0) -> Result<(Opened, [u8; 32]), Rejection> {
         let (kid, alg) = Self::named(&m.protected.header, &m.unprotected);
         let key = self.key_for(Seal::Encrypt0, kid, alg, &[iana::Algorithm::A256GCM])?;
-        let Material::Aes256Gcm(cipher) = &key.material else {
-            return Err(refused("the key is not an AES-256-GCM key"));
-        };
         let iv = if m.unprotected.iv.is_empty() {
             &m.protected.header.iv
         } else {
             &m.unprotected.iv
         };
-        if iv.len() != 12 {
-            return Err(malformed(
-                "a COSE_Encrypt0 with AES-256-GCM needs a 12-byte IV",
-            ));
-        }
+        let cipher = aes_cipher(key, iv)?;
+        // coset builds the `Enc_structure` (the additional data).
         let payload = m.decrypt_ciphertext(
             &[],
             || malformed("the COSE_Encrypt0 has no ciphertext"),
-            |ct, aad| {
-                cipher
-                    .decrypt(Nonce::from_slice(iv), Payload { msg: ct, aad })
-                    .map_err(|_| {
-                        refused("the COSE_Encrypt0 does not decrypt: tampered, or another key")
-                    })
-            },
+            |ct, aad| aes_decrypt(cipher, iv, ct, aad),
         )?;
-        let id = replay_id(Seal::Encrypt0, &key.kid, iv);
-        Ok((
-            Opened {
-                payload,
-                seal: Seal::Encrypt0,
-                kid: key.kid.clone(),
-            },
-            id,
-        ))
+        Ok(opened(Seal::Encrypt0, key, iv, payload))
     }
 
     fn open_mac0(&self, m: &CoseMac0) -> Result<(Opened, [u8; 32]), Rejection> {
@@ -209,15 +166,8 @@ impl Keyring {
                     .map_err(|_| refused("the COSE_Mac0's tag does not verify"))
             },
         )?;
-        let id = replay_id(Seal::Mac0, &key.kid, &m.tag);
-        Ok((
-            Opened {
-                payload: m.payload.clone().unwrap_or_default(),
-                seal: Seal::Mac0,
-                kid: key.kid.clone(),
-            },
-            id,
-        ))
+        let payload = m.payload.clone().unwrap_or_default();
+        Ok(opened(Seal::Mac0, key, &m.tag, payload))
     }
 
     fn open_sign1(&self, m: &CoseSign1) -> Result<(Opened, [u8; 32]), Rejection> {
@@ -243,14 +193,49 @@ impl Keyring {
                 .verify_strict(data, &sig)
                 .map_err(|_| refused("the COSE_Sign1's signature does not verify"))
         })?;
-        let id = replay_id(Seal::Sign1, &key.kid, &m.signature);
-        Ok((
-            Opened {
-                payload,
-                seal: Seal::Sign1,
-                kid: key.kid.clone(),
-            },
-            id,
-        ))
+        Ok(opened(Seal::Sign1, key, &m.signature, payload))
     }
+}
+
+// The steps of opening a `COSE_Encrypt0`, shared by both parsers (the
+// fast one and coset's).
+
+/// `key`'s AES-256-GCM cipher, for a message with this `iv`.
+fn aes_cipher<'k>(key: &'k Key, iv: &[u8]) -> Result<&'k Aes256Gcm, Rejection> {
+    let Material::Aes256Gcm(cipher) = &key.material else {
+        return Err(refused("the key is not an AES-256-GCM key"));
+    };
+    if iv.len() != 12 {
+        return Err(malformed(
+            "a COSE_Encrypt0 with AES-256-GCM needs a 12-byte IV",
+        ));
+    }
+    Ok(cipher)
+}
+
+fn aes_decrypt(
+    cipher: &Aes256Gcm,
+    iv: &[u8],
+    ciphertext: &[u8],
+    aad: &[u8],
+) -> Result<Vec<u8>, Rejection> {
+    let payload = Payload {
+        msg: ciphertext,
+        aad,
+    };
+    cipher
+        .decrypt(Nonce::from_slice(iv), payload)
+        .map_err(|_| refused("the COSE_Encrypt0 does not decrypt: tampered, or another key"))
+}
+
+/// The opened message and its replay id: what makes each message unique
+/// (the IV of a `COSE_Encrypt0`, the tag of a `COSE_Mac0`, the signature
+/// of a `COSE_Sign1`) under its key.
+fn opened(seal: Seal, key: &Key, unique: &[u8], payload: Vec<u8>) -> (Opened, [u8; 32]) {
+    let opened = Opened {
+        payload,
+        seal,
+        kid: key.kid.clone(),
+    };
+    (opened, replay_id(seal, &key.kid, unique))
 }
