@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use tern_cli::new::{built_from, scaffold, Source};
+use tern_cli::new::{checkout, scaffold, Source};
 
 #[derive(Parser)]
 #[command(
@@ -28,12 +28,15 @@ enum Cmd {
         /// Where to make it (default: ./NAME). Must not exist, or be empty.
         #[arg(long)]
         path: Option<PathBuf>,
-        /// A checkout of Tern to depend on by path (default: the one this
-        /// `tern` was built from, if it is still there).
-        #[arg(long, conflicts_with = "version")]
+        /// Depend on a checkout of Tern by path (its `crates/`) instead of
+        /// crates.io: for Tern's own CI and bench, and to try unreleased
+        /// changes.
+        #[arg(long, value_name = "CHECKOUT", conflicts_with = "version")]
         tern_path: Option<PathBuf>,
-        /// Depend on Tern from crates.io at this version instead.
-        #[arg(long)]
+        /// The version requirement of the Tern crates, from crates.io
+        /// (default: this `tern`'s version, which the template is
+        /// written for).
+        #[arg(long, value_name = "REQ")]
         version: Option<String>,
     },
     /// Runs the bench lab: the commands of `tern-bench` (`tern bench run
@@ -68,12 +71,9 @@ fn main() -> Result<()> {
             version,
         } => {
             let source = match (tern_path, version) {
-                (Some(path), _) => Source::Path(path.canonicalize()?),
+                (Some(path), _) => Source::Path(checkout(&path)?),
                 (None, Some(version)) => Source::Version(version),
-                (None, None) => built_from().map_or_else(
-                    || Source::Version(env!("CARGO_PKG_VERSION").to_owned()),
-                    Source::Path,
-                ),
+                (None, None) => Source::published(),
             };
             let dir = path.unwrap_or_else(|| PathBuf::from(&name));
             println!("making {name} in {}", dir.display());

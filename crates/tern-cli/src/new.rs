@@ -24,6 +24,12 @@ const FILES: &[(&str, &str)] = &[
     ("tests/app.rs", include_str!("../template/tests/app.rs")),
 ];
 
+/// The version of the Tern crates this `tern` was built with, and the one
+/// a new project asks for by default. Every Tern crate has the workspace's
+/// version, tern-cli's included (`tests/new.rs` checks), and the template
+/// is written against that version's API.
+pub const TERN_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Where the project's Tern crates come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
@@ -34,6 +40,16 @@ pub enum Source {
 }
 
 impl Source {
+    /// crates.io at [`TERN_VERSION`], written as a caret requirement
+    /// (`tern = "0.1.0"`): at least the version the template was written
+    /// for, and any semver-compatible release after it, so `cargo update`
+    /// brings fixes and a crate asking for `tern = "0.1.1"` still resolves
+    /// with the app's (an `=` pin would refuse both); the project's
+    /// `Cargo.lock` makes its builds repeatable.
+    pub fn published() -> Self {
+        Source::Version(TERN_VERSION.to_owned())
+    }
+
     fn dependency(&self, krate: &str) -> String {
         match self {
             Source::Path(root) => {
@@ -125,13 +141,23 @@ pub fn scaffold(name: &str, dir: &Path, tern: &Source) -> Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-/// The Tern checkout this `tern` was built from, if it is still there.
-pub fn built_from() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = root.canonicalize().ok()?;
-    root.join("crates/tern/Cargo.toml")
-        .is_file()
-        .then_some(root)
+/// Checks that `root` is a checkout of Tern (it has `crates/tern` and
+/// `crates/tern-site`) and returns its absolute path, for [`Source::Path`].
+pub fn checkout(root: &Path) -> Result<PathBuf> {
+    let root = root
+        .canonicalize()
+        .with_context(|| format!("--tern-path {}", root.display()))?;
+    for krate in ["tern", "tern-site"] {
+        let manifest = root.join("crates").join(krate).join("Cargo.toml");
+        if !manifest.is_file() {
+            bail!(
+                "--tern-path {}: not a checkout of Tern (no {})",
+                root.display(),
+                manifest.display()
+            );
+        }
+    }
+    Ok(root)
 }
 
 #[cfg(test)]
@@ -162,7 +188,7 @@ mod tests {
     fn every_placeholder_is_filled() {
         let dir = std::env::temp_dir().join(format!("tern-new-unit-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let files = scaffold("demo-app", &dir, &Source::Version("0.1".into())).unwrap();
+        let files = scaffold("demo-app", &dir, &Source::published()).unwrap();
         assert_eq!(files.len(), FILES.len());
         for file in &files {
             let text = std::fs::read_to_string(file).unwrap();
@@ -171,9 +197,12 @@ mod tests {
         let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
         assert!(main.contains("demo_app::app()"), "{main}");
         let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-        assert!(manifest.contains("tern = \"0.1\""), "{manifest}");
+        assert!(
+            manifest.contains(&format!("tern = \"{TERN_VERSION}\"")),
+            "{manifest}"
+        );
         // Not over a project that is there.
-        let err = scaffold("demo-app", &dir, &Source::Version("0.1".into())).unwrap_err();
+        let err = scaffold("demo-app", &dir, &Source::published()).unwrap_err();
         assert!(err.to_string().contains("not empty"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
