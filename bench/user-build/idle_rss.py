@@ -12,6 +12,9 @@ half a second, reads VmRSS again and stops the server. The figure is
 each other's heap.
 
 usage: idle_rss.py [--connections N] [--rounds R] [--path /] NAME=BINARY...
+
+It replaces bench/scripts/idle_conn_rss.py (one binary, one round; the
+figure of commit 90916a4): `idle_rss.py --rounds 1 --path /json tern=BINARY`.
 Prints one line per measurement and a summary table (median, min, max);
 exits non-zero when a server does not start or a request is not answered
 200.
