@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::write_figures;
+use super::{fail_on_problems, publish, timing, WrkCores};
 use crate::contracts;
 
 /// `tern-bench contracts`'s flags ([`Cmd::Contracts`](super::Cmd::Contracts)).
@@ -34,12 +34,9 @@ pub struct ContractsArgs {
     /// Requests per callgrind measurement.
     #[arg(long, default_value_t = 2000)]
     pub requests: usize,
-    /// Cores of the server (taskset list).
-    #[arg(long, default_value = "0")]
-    pub server_cores: String,
-    /// Cores of wrk (taskset list).
-    #[arg(long, default_value = "1")]
-    pub load_cores: String,
+    /// Cores of the server and of wrk.
+    #[command(flatten)]
+    pub cores: WrkCores,
     /// The `contracts` example binary (built with
     /// `cargo build --release -p tern-bench --example contracts`).
     #[arg(long, default_value = "target/release/examples/contracts")]
@@ -60,16 +57,20 @@ impl ContractsArgs {
             connections,
             pool,
             requests,
-            server_cores,
-            load_cores,
+            cores:
+                WrkCores {
+                    server_cores,
+                    load_cores,
+                },
             binary,
             out,
         } = self;
+        let (rounds, seconds, warmup_s) = timing(quick, rounds, seconds, warmup);
         let opts = contracts::lab::Options {
             binary,
-            rounds: if quick { 1 } else { rounds.max(1) },
-            seconds: if quick { 1.0 } else { seconds },
-            warmup_s: if quick { 0.0 } else { warmup },
+            rounds,
+            seconds,
+            warmup_s,
             connections,
             pool,
             callgrind_requests: if quick { 20 } else { requests.max(1) },
@@ -78,9 +79,7 @@ impl ContractsArgs {
             quick,
         };
         let report = contracts::lab::run(&opts)?;
-        print!("{}", contracts::lab::terminal(&report));
-        write_figures(&out, &report, None)?;
-        Ok(())
+        publish(&out, &report, &contracts::lab::terminal(&report), false)
     }
 }
 
@@ -131,20 +130,19 @@ impl DataArgs {
             peers,
             out,
         } = self;
+        let (rounds, seconds, warmup_s) = timing(quick, rounds, seconds, warmup);
         let opts = crate::data::Options {
             peers,
-            rounds: if quick { 1 } else { rounds.max(1) },
-            seconds: if quick { 1.0 } else { seconds },
-            warmup_s: if quick { 0.0 } else { warmup },
+            rounds,
+            seconds,
+            warmup_s,
             connections,
             server_cores,
             load_cores,
             quick,
         };
         let report = crate::data::run(&opts)?;
-        print!("{}", crate::data::terminal(&report));
-        write_figures(&out, &report, None)?;
-        Ok(())
+        publish(&out, &report, &crate::data::terminal(&report), false)
     }
 }
 
@@ -167,12 +165,9 @@ pub struct SiteArgs {
     /// wrk connections (one thread).
     #[arg(long, default_value_t = 16)]
     pub connections: usize,
-    /// Cores of the server (taskset list).
-    #[arg(long, default_value = "0")]
-    pub server_cores: String,
-    /// Cores of wrk (taskset list).
-    #[arg(long, default_value = "1")]
-    pub load_cores: String,
+    /// Cores of the server and of wrk.
+    #[command(flatten)]
+    pub cores: WrkCores,
     /// The showcase binary (`cargo build --release -p showcase`).
     #[arg(long, default_value = "target/release/showcase")]
     pub showcase: PathBuf,
@@ -190,31 +185,27 @@ impl SiteArgs {
             duration,
             warmup,
             connections,
-            server_cores,
-            load_cores,
+            cores:
+                WrkCores {
+                    server_cores,
+                    load_cores,
+                },
             showcase,
             out,
         } = self;
+        let (rounds, seconds, warmup_s) = timing(quick, rounds, duration, warmup);
         let opts = crate::site::Options {
             showcase,
-            rounds: if quick { 1 } else { rounds.max(1) },
-            seconds: if quick { 1.0 } else { duration },
-            warmup_s: if quick { 0.0 } else { warmup },
+            rounds,
+            seconds,
+            warmup_s,
             connections,
             server_cores,
             load_cores,
             quick,
         };
         let report = crate::site::run(&opts)?;
-        let summary = crate::site::terminal(&report);
-        print!("{summary}");
-        write_figures(&out, &report, Some(&summary))?;
-        if !report.problems.is_empty() {
-            anyhow::bail!(
-                "{} problem(s), listed above and in the figures",
-                report.problems.len()
-            );
-        }
-        Ok(())
+        publish(&out, &report, &crate::site::terminal(&report), true)?;
+        fail_on_problems(&report.problems)
     }
 }

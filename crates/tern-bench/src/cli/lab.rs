@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
+use super::LoadGeneratorCores;
 use crate::{compare, evidence::Settings, report, run};
 
 /// `tern-bench run`'s flags ([`Cmd::Run`](super::Cmd::Run)).
@@ -37,12 +38,9 @@ pub struct RunArgs {
     /// Idle keep-alive connections for the memory stage (0 skips it).
     #[arg(long, default_value_t = 5000)]
     pub idle_connections: usize,
-    /// Cores of the server (taskset list).
-    #[arg(long, default_value = "0")]
-    pub server_cores: String,
-    /// Cores of the load generator (taskset list).
-    #[arg(long, default_value = "1")]
-    pub load_cores: String,
+    /// Cores of the server and of the load generator.
+    #[command(flatten)]
+    pub cores: LoadGeneratorCores,
     /// Do not build bench/peers first.
     #[arg(long)]
     pub no_build: bool,
@@ -68,8 +66,11 @@ impl RunArgs {
             servers,
             workloads,
             idle_connections,
-            server_cores,
-            load_cores,
+            cores:
+                LoadGeneratorCores {
+                    server_cores,
+                    load_cores,
+                },
             no_build,
             allow_dirty,
             out,
@@ -168,12 +169,9 @@ pub struct CompareArgs {
     /// every workload (builds the head with `peer-tern/slowdown`).
     #[arg(long)]
     pub slowdown: Option<f64>,
-    /// Cores of the server (taskset list).
-    #[arg(long, default_value = "0")]
-    pub server_cores: String,
-    /// Cores of the load generator (taskset list).
-    #[arg(long, default_value = "1")]
-    pub load_cores: String,
+    /// Cores of the server and of the load generator.
+    #[command(flatten)]
+    pub cores: LoadGeneratorCores,
 }
 
 impl CompareArgs {
@@ -188,8 +186,11 @@ impl CompareArgs {
             mut head_features,
             instructions,
             slowdown,
-            server_cores,
-            load_cores,
+            cores:
+                LoadGeneratorCores {
+                    server_cores,
+                    load_cores,
+                },
         } = self;
         let root = std::env::current_dir()?;
         if slowdown.is_some() && !head_features.iter().any(|f| f == "peer-tern/slowdown") {

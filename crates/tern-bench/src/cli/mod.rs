@@ -14,7 +14,7 @@ mod realtime;
 use std::path::Path;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use serde::Serialize;
 
 pub use batteries::{ContractsArgs, DataArgs, SiteArgs};
@@ -106,16 +106,76 @@ pub fn run(command: Cmd) -> Result<()> {
     }
 }
 
-/// Writes a lab's figures as JSON to `out` (its directory made first) and,
-/// when given, its terminal summary beside it (`.txt`); prints where.
-fn write_figures(out: &Path, report: &impl Serialize, summary: Option<&str>) -> Result<()> {
+/// `--server-cores` and `--load-cores` of the lab and its gate (`run`,
+/// `compare`), whose load generator is wrk or h2load.
+#[derive(Args)]
+pub struct LoadGeneratorCores {
+    /// Cores of the server (taskset list).
+    #[arg(long, default_value = "0")]
+    pub server_cores: String,
+    /// Cores of the load generator (taskset list).
+    #[arg(long, default_value = "1")]
+    pub load_cores: String,
+}
+
+/// `--server-cores` and `--load-cores` of the batteries' labs whose load
+/// is wrk (`contracts`, `site`).
+#[derive(Args)]
+pub struct WrkCores {
+    /// Cores of the server (taskset list).
+    #[arg(long, default_value = "0")]
+    pub server_cores: String,
+    /// Cores of wrk (taskset list).
+    #[arg(long, default_value = "1")]
+    pub load_cores: String,
+}
+
+/// A lab's rounds, seconds per trial and warm-up seconds: as given (at
+/// least one round), or in quick mode one round of 1 s without warm-up.
+fn timing(quick: bool, rounds: usize, seconds: f64, warmup: f64) -> (usize, f64, f64) {
+    if quick {
+        (1, 1.0, 0.0)
+    } else {
+        (rounds.max(1), seconds, warmup)
+    }
+}
+
+/// Prints a lab's terminal summary, writes its figures as JSON to `out`
+/// (its directory made first) and, when `keep_summary`, the summary beside
+/// them (`.txt`); prints where.
+fn publish(out: &Path, report: &impl Serialize, summary: &str, keep_summary: bool) -> Result<()> {
+    print!("{summary}");
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(out, serde_json::to_vec_pretty(report)?)?;
-    if let Some(summary) = summary {
+    if keep_summary {
         std::fs::write(out.with_extension("txt"), summary)?;
     }
     println!("figures: {}", out.display());
     Ok(())
+}
+
+/// Fails a lab's command when its run listed problems (after its figures
+/// are written).
+fn fail_on_problems(problems: &[String]) -> Result<()> {
+    if !problems.is_empty() {
+        anyhow::bail!(
+            "{} problem(s), listed above and in the figures",
+            problems.len()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_mode_timing() {
+        assert_eq!(timing(true, 5, 8.0, 2.0), (1, 1.0, 0.0));
+        assert_eq!(timing(false, 5, 8.0, 2.0), (5, 8.0, 2.0));
+        assert_eq!(timing(false, 0, 8.0, 2.0), (1, 8.0, 2.0));
+    }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::write_figures;
+use super::{fail_on_problems, publish, timing};
 
 /// `tern-bench ws`'s flags ([`Cmd::Ws`](super::Cmd::Ws)).
 #[derive(Args)]
@@ -73,12 +73,13 @@ impl WsArgs {
             peers,
             out,
         } = self;
+        let (rounds, seconds, warmup_s) = timing(quick, rounds, seconds, warmup);
         let opts = crate::ws::Options {
             tern,
             peers,
-            rounds: if quick { 1 } else { rounds.max(1) },
-            seconds: if quick { 1.0 } else { seconds },
-            warmup_s: if quick { 0.0 } else { warmup },
+            rounds,
+            seconds,
+            warmup_s,
             connections,
             held: if quick { held.min(200) } else { held },
             workers,
@@ -88,8 +89,7 @@ impl WsArgs {
             quick,
         };
         let report = crate::ws::run(&opts)?;
-        print!("{}", crate::ws::terminal(&report));
-        write_figures(&out, &report, None)?;
+        publish(&out, &report, &crate::ws::terminal(&report), false)?;
         let unclean: usize = report.trials.iter().map(|t| t.unclean_closes).sum();
         if quick && unclean > 0 {
             anyhow::bail!("{unclean} closes not answered in quick mode");
@@ -198,11 +198,12 @@ impl RealtimeArgs {
                 .or_else(|| std::env::var(var).ok().filter(|v| !v.is_empty()))
                 .unwrap_or_else(|| default.to_owned())
         };
+        let (rounds, seconds, warmup_s) = timing(quick, rounds, seconds, warmup);
         let opts = crate::realtime::Options {
             binary: peers.join("peer-realtime-tern"),
-            rounds: if quick { 1 } else { rounds.max(1) },
-            seconds: if quick { 1.0 } else { seconds },
-            warmup_s: if quick { 0.0 } else { warmup },
+            rounds,
+            seconds,
+            warmup_s,
             connections,
             held: if quick {
                 let mut small: Vec<usize> = held.iter().map(|&n| n.min(100)).collect();
@@ -242,15 +243,7 @@ impl RealtimeArgs {
             quick,
         };
         let report = crate::realtime::run(&opts)?;
-        let summary = crate::realtime::terminal(&report);
-        print!("{summary}");
-        write_figures(&out, &report, Some(&summary))?;
-        if !report.problems.is_empty() {
-            anyhow::bail!(
-                "{} problem(s), listed above and in the figures",
-                report.problems.len()
-            );
-        }
-        Ok(())
+        publish(&out, &report, &crate::realtime::terminal(&report), true)?;
+        fail_on_problems(&report.problems)
     }
 }
