@@ -11,9 +11,9 @@ use bytes::Bytes;
 use http_body::{Frame, SizeHint};
 use http_body_util::BodyExt;
 
-use crate::{BoxError, Error};
+use crate::{BodyError, BoxError};
 
-type BoxBody = http_body_util::combinators::UnsyncBoxBody<Bytes, Error>;
+type BoxBody = http_body_util::combinators::UnsyncBoxBody<Bytes, BodyError>;
 
 /// The body of a Tern request or response.
 ///
@@ -72,13 +72,13 @@ impl Body {
         B::Error: Into<BoxError>,
     {
         try_downcast::<Body, B>(body).unwrap_or_else(|body| Body {
-            kind: Kind::Boxed(body.map_err(Error::new).boxed_unsync()),
+            kind: Kind::Boxed(body.map_err(BodyError::new).boxed_unsync()),
         })
     }
 
     /// A body read from a hyper connection, of which at most `limit` bytes
     /// may be read; past that, reading fails with an error for which
-    /// [`Error::is_length_limit`] is true.
+    /// [`BodyError::is_length_limit`] is true.
     pub fn from_incoming(body: hyper::body::Incoming, limit: u64) -> Self {
         Body {
             kind: Kind::Incoming {
@@ -118,7 +118,7 @@ impl Body {
         use futures_util::TryStreamExt;
         let frames = stream
             .map_ok(|chunk| Frame::data(chunk.into()))
-            .map_err(Error::new);
+            .map_err(BodyError::new);
         Body {
             kind: Kind::Boxed(http_body_util::StreamBody::new(frames).boxed_unsync()),
         }
@@ -127,8 +127,8 @@ impl Body {
     /// Reads the whole body into one buffer.
     ///
     /// Fails with the body's error, e.g. when the client sent more than the
-    /// configured limit ([`Error::is_length_limit`]).
-    pub async fn collect_bytes(mut self) -> Result<Bytes, Error> {
+    /// configured limit ([`BodyError::is_length_limit`]).
+    pub async fn collect_bytes(mut self) -> Result<Bytes, BodyError> {
         match &mut self.kind {
             Kind::Empty => Ok(Bytes::new()),
             Kind::Full(bytes) => Ok(bytes.take().unwrap_or_default()),
@@ -221,13 +221,13 @@ impl From<()> for Body {
 
 impl http_body::Body for Body {
     type Data = Bytes;
-    type Error = Error;
+    type Error = BodyError;
 
     #[inline]
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         match &mut self.get_mut().kind {
             Kind::Empty => Poll::Ready(None),
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
@@ -240,13 +240,13 @@ impl http_body::Body for Body {
                 let frame = ready!(Pin::new(body).poll_frame(cx));
                 Poll::Ready(match frame {
                     None => None,
-                    Some(Err(err)) => Some(Err(Error::new(err))),
+                    Some(Err(err)) => Some(Err(BodyError::new(err))),
                     Some(Ok(frame)) => {
                         if let Some(data) = frame.data_ref() {
                             let len = data.len() as u64;
                             if len > *remaining {
                                 *remaining = 0;
-                                return Poll::Ready(Some(Err(Error::length_limit(*limit))));
+                                return Poll::Ready(Some(Err(BodyError::length_limit(*limit))));
                             }
                             *remaining -= len;
                         }

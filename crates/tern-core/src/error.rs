@@ -8,7 +8,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// An error from reading a body or running a service.
 ///
 /// Opaque on purpose: ask it what it is with the `is_*` predicates.
-pub struct Error {
+pub struct BodyError {
     inner: Inner,
 }
 
@@ -18,25 +18,25 @@ enum Inner {
     Other(BoxError),
 }
 
-impl Error {
+impl BodyError {
     /// Wraps any error.
     pub fn new(error: impl Into<BoxError>) -> Self {
         let error = error.into();
-        match error.downcast::<Error>() {
+        match error.downcast::<BodyError>() {
             Ok(error) => *error,
-            Err(other) => Error {
+            Err(other) => BodyError {
                 inner: Inner::Other(other),
             },
         }
     }
 
     pub(crate) fn length_limit(limit: u64) -> Self {
-        Error {
+        BodyError {
             inner: Inner::LengthLimit(limit),
         }
     }
 
-    /// The limit a body was longer than, when [`Error::is_length_limit`].
+    /// The limit a body was longer than, when [`BodyError::is_length_limit`].
     pub fn length_limit_bytes(&self) -> Option<u64> {
         match self.inner {
             Inner::LengthLimit(limit) => Some(limit),
@@ -72,16 +72,16 @@ impl Error {
     }
 }
 
-impl fmt::Debug for Error {
+impl fmt::Debug for BodyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.inner {
-            Inner::LengthLimit(limit) => write!(f, "Error(LengthLimit({limit}))"),
-            Inner::Other(e) => f.debug_tuple("Error").field(e).finish(),
+            Inner::LengthLimit(limit) => write!(f, "BodyError(LengthLimit({limit}))"),
+            Inner::Other(e) => f.debug_tuple("BodyError").field(e).finish(),
         }
     }
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for BodyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.inner {
             Inner::LengthLimit(limit) => {
@@ -92,7 +92,7 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {
+impl std::error::Error for BodyError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.inner {
             Inner::LengthLimit(_) => None,

@@ -49,7 +49,7 @@ mod problem;
 mod rejection;
 pub mod response;
 
-pub use error::{BoxError, Error};
+pub use error::{BodyError, BoxError};
 pub use problem::{Problem, PROBLEM_JSON};
 
 /// A request as handlers and middleware see it.

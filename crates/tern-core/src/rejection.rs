@@ -78,7 +78,7 @@ impl Rejection {
 
     /// The body could not be read: `413` past the limit, `408` on a
     /// timeout, `400` otherwise.
-    pub fn from_body_error(err: crate::Error) -> Self {
+    pub fn from_body_error(err: crate::BodyError) -> Self {
         if let Some(limit) = err.length_limit_bytes() {
             Rejection::new(
                 Kind::TooLarge,

@@ -101,5 +101,5 @@ mod upgrade;
 pub use channels::Channels;
 pub use hub::{Connection, Delivery, Hub, Member};
 pub use settings::{Realtime, SlowConsumer, WebSockets};
-pub use socket::{close_code, Error, ErrorKind, Message, Text, WebSocket};
+pub use socket::{close_code, Message, Text, WebSocket, WebSocketError, WebSocketErrorKind};
 pub use upgrade::WebSocketUpgrade;

@@ -1,4 +1,5 @@
-//! An open WebSocket: [`WebSocket`], its [`Message`]s, its [`Error`]s.
+//! An open WebSocket: [`WebSocket`], its [`Message`]s, how it fails
+//! ([`WebSocketError`]).
 
 use std::{fmt, ops::Deref, sync::Arc, time::Duration};
 
@@ -190,15 +191,15 @@ pub mod close_code {
 
 /// Why a socket failed.
 #[derive(Debug)]
-pub struct Error {
-    kind: ErrorKind,
+pub struct WebSocketError {
+    kind: WebSocketErrorKind,
     message: String,
 }
 
-/// The kind of an [`Error`].
+/// The kind of a [`WebSocketError`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ErrorKind {
+pub enum WebSocketErrorKind {
     /// The client broke the protocol (closed with `1002`).
     Protocol,
     /// A text message was not UTF-8 (closed with `1007`).
@@ -215,40 +216,40 @@ pub enum ErrorKind {
     Io,
 }
 
-impl Error {
+impl WebSocketError {
     /// What went wrong.
-    pub fn kind(&self) -> ErrorKind {
+    pub fn kind(&self) -> WebSocketErrorKind {
         self.kind
     }
 
     fn closed() -> Self {
-        Error {
-            kind: ErrorKind::Closed,
+        WebSocketError {
+            kind: WebSocketErrorKind::Closed,
             message: "the WebSocket is closed".to_owned(),
         }
     }
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for WebSocketError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for WebSocketError {}
 
-impl From<tungstenite::Error> for Error {
+impl From<tungstenite::Error> for WebSocketError {
     fn from(e: tungstenite::Error) -> Self {
         use tungstenite::Error as E;
         let kind = match &e {
-            E::ConnectionClosed | E::AlreadyClosed => ErrorKind::Closed,
-            E::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => ErrorKind::TimedOut,
-            E::Io(_) => ErrorKind::Io,
-            E::Capacity(_) | E::WriteBufferFull(_) => ErrorKind::TooBig,
-            E::Utf8(_) => ErrorKind::InvalidUtf8,
-            _ => ErrorKind::Protocol,
+            E::ConnectionClosed | E::AlreadyClosed => WebSocketErrorKind::Closed,
+            E::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => WebSocketErrorKind::TimedOut,
+            E::Io(_) => WebSocketErrorKind::Io,
+            E::Capacity(_) | E::WriteBufferFull(_) => WebSocketErrorKind::TooBig,
+            E::Utf8(_) => WebSocketErrorKind::InvalidUtf8,
+            _ => WebSocketErrorKind::Protocol,
         };
-        Error {
+        WebSocketError {
             kind,
             message: e.to_string(),
         }
@@ -347,7 +348,7 @@ impl WebSocket {
 
     /// The next message; `None` once the socket is closed. Cancel-safe:
     /// use it in `tokio::select!` beside other sources (a topic's queue).
-    pub async fn recv(&mut self) -> Option<Result<Message, Error>> {
+    pub async fn recv(&mut self) -> Option<Result<Message, WebSocketError>> {
         loop {
             let deadline = match self.state {
                 State::Closed => return None,
@@ -380,17 +381,17 @@ impl WebSocket {
                         }
                     }
                     Some(Err(e)) => {
-                        let e = Error::from(e);
+                        let e = WebSocketError::from(e);
                         self.fail(&e).await;
                         return match e.kind {
-                            ErrorKind::Closed => None,
+                            WebSocketErrorKind::Closed => None,
                             _ => Some(Err(e)),
                         };
                     }
                 },
                 _ = self.ping.tick(), if open => {
                     if let Err(e) = self.stream.send(tungstenite::Message::Ping(Bytes::new())).await {
-                        let e = Error::from(e);
+                        let e = WebSocketError::from(e);
                         self.fail(&e).await;
                     }
                 }
@@ -408,15 +409,15 @@ impl WebSocket {
 
     /// Sends a message (and flushes it). Waits while the client is slow to
     /// read; a client that reads nothing for `TERN_WRITE_TIMEOUT` fails
-    /// it with [`ErrorKind::TimedOut`].
-    pub async fn send(&mut self, message: impl Into<Message>) -> Result<(), Error> {
+    /// it with [`WebSocketErrorKind::TimedOut`].
+    pub async fn send(&mut self, message: impl Into<Message>) -> Result<(), WebSocketError> {
         if self.state != State::Open {
-            return Err(Error::closed());
+            return Err(WebSocketError::closed());
         }
         match self.stream.send(message.into().into_frame()).await {
             Ok(()) => Ok(()),
             Err(e) => {
-                let e = Error::from(e);
+                let e = WebSocketError::from(e);
                 self.fail(&e).await;
                 Err(e)
             }
@@ -425,12 +426,12 @@ impl WebSocket {
 
     /// Sends several messages with one flush: frames are written 16 KiB at
     /// a time rather than one by one. Otherwise as [`send`](Self::send).
-    pub async fn send_all<I>(&mut self, messages: I) -> Result<(), Error>
+    pub async fn send_all<I>(&mut self, messages: I) -> Result<(), WebSocketError>
     where
         I: IntoIterator<Item = Message>,
     {
         if self.state != State::Open {
-            return Err(Error::closed());
+            return Err(WebSocketError::closed());
         }
         let stream = &mut self.stream;
         let sent = async {
@@ -443,7 +444,7 @@ impl WebSocket {
         match sent {
             Ok(()) => Ok(()),
             Err(e) => {
-                let e = Error::from(e);
+                let e = WebSocketError::from(e);
                 self.fail(&e).await;
                 Err(e)
             }
@@ -453,7 +454,7 @@ impl WebSocket {
     /// Closes the socket with `code` and `reason` (at most 123 bytes) and
     /// waits for the client's answer, up to `WEBSOCKET_CLOSE_TIMEOUT`;
     /// messages that arrive meanwhile are dropped.
-    pub async fn close(mut self, code: u16, reason: &str) -> Result<(), Error> {
+    pub async fn close(mut self, code: u16, reason: &str) -> Result<(), WebSocketError> {
         if self.state == State::Open {
             self.start_close(code, reason).await;
         }
@@ -484,12 +485,14 @@ impl WebSocket {
 
     /// After an error: the close code it calls for, sent if the socket
     /// still can, then the socket is closed.
-    async fn fail(&mut self, e: &Error) {
+    async fn fail(&mut self, e: &WebSocketError) {
         let code = match e.kind {
-            ErrorKind::Protocol => Some(close_code::PROTOCOL),
-            ErrorKind::InvalidUtf8 => Some(close_code::INVALID),
-            ErrorKind::TooBig => Some(close_code::TOO_BIG),
-            ErrorKind::TimedOut | ErrorKind::Closed | ErrorKind::Io => None,
+            WebSocketErrorKind::Protocol => Some(close_code::PROTOCOL),
+            WebSocketErrorKind::InvalidUtf8 => Some(close_code::INVALID),
+            WebSocketErrorKind::TooBig => Some(close_code::TOO_BIG),
+            WebSocketErrorKind::TimedOut | WebSocketErrorKind::Closed | WebSocketErrorKind::Io => {
+                None
+            }
         };
         if let (Some(code), State::Open) = (code, self.state) {
             tracing::debug!(error = %e, code, "websocket: closing after an error");

@@ -11,7 +11,7 @@ use tern::{routing::get, test::TestClient, App, Config, Response};
 use tern_realtime::{
     close_code,
     testing::{Received, WebSocketClient as _},
-    ErrorKind, Message, WebSocketUpgrade, WebSockets,
+    Message, WebSocketErrorKind, WebSocketUpgrade, WebSockets,
 };
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -395,7 +395,7 @@ async fn a_client_that_stops_reading_fails_the_send_after_the_write_timeout() {
         .await
         .expect("the send never failed")
         .unwrap();
-    assert_eq!(outcome, format!("{:?}", ErrorKind::TimedOut));
+    assert_eq!(outcome, format!("{:?}", WebSocketErrorKind::TimedOut));
     drop(ws);
 }
 

@@ -6,7 +6,7 @@
 use std::{io::Read, net::SocketAddr};
 
 use tern::{
-    response::{Html, Stream},
+    response::{Html, StreamResponse},
     routing::get,
     App,
 };
@@ -46,7 +46,7 @@ async fn serve() -> SocketAddr {
         .route(
             "/events",
             get(|| async {
-                Stream::new(futures_util::stream::iter((0..100).map(|i| {
+                StreamResponse::new(futures_util::stream::iter((0..100).map(|i| {
                     Ok::<_, std::io::Error>(format!(
                         "data: event {i} with some padding to be long\n\n"
                     ))
@@ -57,7 +57,7 @@ async fn serve() -> SocketAddr {
         .route(
             "/stream",
             get(|| async {
-                Stream::new(futures_util::stream::iter((0..200).map(|i| {
+                StreamResponse::new(futures_util::stream::iter((0..200).map(|i| {
                     Ok::<_, std::io::Error>(format!("line {i} of a streamed text body\n"))
                 })))
                 .content_type("text/plain; charset=utf-8")

@@ -6,9 +6,9 @@
 //! | attached with | runs | for |
 //! |---|---|---|
 //! | [`App::layer`](crate::App::layer) | before routing, for every request (also future `404`s and `405`s) | logging, CORS, compression, timeouts |
-//! | [`App::route_layer`](crate::App::route_layer) | after routing, for every matched route | authentication, authorization |
-//! | [`Scope::layer`](crate::Scope::layer) | after routing, for the scope's routes | auth of one part of the app |
-//! | [`MethodRouter::layer`](crate::routing::MethodRouter::layer) | after routing, for one path | per-route limits, timeouts |
+//! | [`App::route_layer`](crate::App::route_layer) | after routing, for every matched route and method | authentication, authorization |
+//! | [`Scope::route_layer`](crate::Scope::route_layer) | after routing, for the scope's matched routes and methods | auth of one part of the app |
+//! | [`MethodRouter::layer`](crate::routing::MethodRouter::layer) | after routing, for one path's matched methods | per-route limits, timeouts |
 //!
 //! Outer to inner: app layers, route layers, scope layers (outer scopes
 //! first), the path's own layers, the handler. Within one list, layers

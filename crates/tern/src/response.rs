@@ -1,5 +1,5 @@
-//! Response types: [`Html`], [`Redirect`], streaming bodies, and the
-//! [`IntoResponse`] trait.
+//! Response types: [`Html`], [`Redirect`], [`StreamResponse`] (a streamed
+//! body), and the [`IntoResponse`] trait.
 
 use http::{header, HeaderValue, StatusCode};
 pub use tern_core::response::{IntoResponse, IntoResponseParts};
@@ -77,24 +77,28 @@ impl IntoResponse for Redirect {
     }
 }
 
-/// A streamed body, sent chunked: built from a stream of byte chunks.
+/// A response whose body is streamed: each chunk a stream yields is sent
+/// as it comes (chunked over HTTP/1.1), with a `Content-Type` of
+/// `application/octet-stream` unless [`content_type`](Self::content_type)
+/// sets another.
 ///
 /// ```
-/// use tern::response::Stream;
+/// use tern::response::StreamResponse;
 /// use futures_util::stream;
 ///
-/// async fn numbers() -> Stream {
-///     Stream::new(stream::iter((0..3).map(|i| Ok::<_, std::io::Error>(format!("{i}\n")))))
+/// async fn numbers() -> StreamResponse {
+///     let lines = (0..3).map(|i| Ok::<_, std::io::Error>(format!("{i}\n")));
+///     StreamResponse::new(stream::iter(lines)).content_type("text/plain; charset=utf-8")
 /// }
 /// # let _: tern::routing::MethodRouter = tern::routing::get(numbers);
 /// ```
 #[derive(Debug)]
-pub struct Stream {
+pub struct StreamResponse {
     body: Body,
     content_type: Option<HeaderValue>,
 }
 
-impl Stream {
+impl StreamResponse {
     /// A stream of chunks (`String`, `Vec<u8>`, `Bytes`, ...).
     pub fn new<S, T, E>(stream: S) -> Self
     where
@@ -102,7 +106,7 @@ impl Stream {
         T: Into<bytes::Bytes> + 'static,
         E: Into<tern_core::BoxError> + 'static,
     {
-        Stream {
+        StreamResponse {
             body: Body::from_stream(stream),
             content_type: None,
         }
@@ -115,7 +119,7 @@ impl Stream {
     }
 }
 
-impl IntoResponse for Stream {
+impl IntoResponse for StreamResponse {
     fn into_response(self) -> Response {
         let mut res = Response::new(self.body);
         res.headers_mut().insert(

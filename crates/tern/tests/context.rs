@@ -187,9 +187,9 @@ async fn route_layers_and_nested_scopes_keep_the_context() {
         .scope("/shop", |shop| {
             shop.scope("/v1", |v1| {
                 v1.route("/items/{id}", get(show))
-                    .layer(from_fn(spawn_next))
+                    .route_layer(from_fn(spawn_next))
             })
-            .layer(OnWorker)
+            .route_layer(OnWorker)
         })
         .route_layer(from_fn(spawn_next));
     assert_shows(app, &["/items/7", "/shop/v1/items/7"]).await;

@@ -19,7 +19,7 @@ use futures_util::stream;
 use http_body_util::Full;
 use tern::{
     extract::Path,
-    response::Stream,
+    response::StreamResponse,
     routing::{get, post},
     App,
 };
@@ -42,7 +42,7 @@ fn app() -> App {
         .route(
             "/stream",
             get(|| async {
-                Stream::new(stream::iter(
+                StreamResponse::new(stream::iter(
                     ["one ", "two ", "three"].map(Ok::<_, std::io::Error>),
                 ))
                 .content_type("text/plain")
@@ -52,7 +52,7 @@ fn app() -> App {
             "/ticks",
             get(|| async {
                 // Five chunks 100 ms apart.
-                Stream::new(stream::unfold(0u32, |i| async move {
+                StreamResponse::new(stream::unfold(0u32, |i| async move {
                     if i == 5 {
                         return None;
                     }

@@ -520,7 +520,7 @@ async fn a_client_leaving_mid_response_costs_only_that_response() {
             let (d, p) = (Arc::clone(&d), Arc::clone(&p));
             async move {
                 let flag = DroppedFlag(d);
-                tern::response::Stream::new(futures_util::stream::unfold(
+                tern::response::StreamResponse::new(futures_util::stream::unfold(
                     (flag, p),
                     |(flag, p)| async move {
                         p.fetch_add(1, Ordering::SeqCst);

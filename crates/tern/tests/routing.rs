@@ -62,7 +62,7 @@ fn app() -> App {
                     get(|| async { "traced" }).layer(from_fn(tag("route"))),
                 )
                 .scope("/v2", |v2| v2.route("/", get(|| async { "v2 root" })))
-                .layer(from_fn(tag("scope")))
+                .route_layer(from_fn(tag("scope")))
         })
         .layer(from_fn(tag("global")))
 }

@@ -53,7 +53,7 @@ fn app(api_key: &'static str) -> App {
         .scope("/admin", |admin| {
             admin
                 .route("/stats", get(|| async { "42 users" }))
-                .layer(from_fn_with_state(api_key, require_key))
+                .route_layer(from_fn_with_state(api_key, require_key))
         })
         .layer(from_fn(timing))
         .layer(CompressionLayer::new())

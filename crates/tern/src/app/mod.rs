@@ -226,7 +226,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     /// }
     ///
     /// let app = App::new().scope("/admin", |admin| {
-    ///     admin.route("/users", get(list)).layer(from_fn(audit))
+    ///     admin.route("/users", get(list)).route_layer(from_fn(audit))
     /// });
     /// # let _ = app.build().unwrap();
     /// ```
@@ -252,13 +252,16 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     /// Wraps the whole app in a tower layer or a
     /// [`from_fn`](crate::middleware::from_fn) middleware that runs
     /// **before routing**, for every request: also those that will be a
-    /// `404` (no route) or a `405` (wrong method). For what applies to all
-    /// traffic: logging, CORS, compression, timeouts. Layers added later
-    /// run first.
+    /// `404` (no route; the [`fallback`](App::fallback)) or a `405` (wrong
+    /// method). For what applies to all traffic: logging, CORS,
+    /// compression, timeouts. Runs before every
+    /// [`route_layer`](App::route_layer), [`Scope::route_layer`] and
+    /// [`MethodRouter::layer`](crate::routing::MethodRouter::layer).
+    /// Layers added later run first.
     ///
     /// Authentication belongs in [`route_layer`](App::route_layer) (or a
-    /// [`Scope::layer`]): here, an unauthenticated `POST /nope` would get
-    /// `401` instead of `404`.
+    /// [`Scope::route_layer`]): here, an unauthenticated `POST /nope` would
+    /// get `401` instead of `404`.
     pub fn layer<L: LayerBounds>(mut self, layer: L) -> Self {
         self.layers.push(layer_fn(layer));
         self
@@ -268,9 +271,12 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     /// routing**, only for requests that matched a route and a method:
     /// an unknown path is still a `404` and a wrong method a `405`, without
     /// the layer running. For authentication and authorization. Applies to
-    /// the routes registered before and after the call alike (not to the
-    /// [`fallback`](App::fallback)); runs after the app's
-    /// [`layer`](App::layer)s and before scope and route layers.
+    /// the routes registered before and after the call alike, those of
+    /// scopes included (not to the [`fallback`](App::fallback)); runs
+    /// after the app's [`layer`](App::layer)s and before every
+    /// [`Scope::route_layer`] and
+    /// [`MethodRouter::layer`](crate::routing::MethodRouter::layer).
+    /// Route layers added later run first.
     ///
     /// ```
     /// use tern::{App, IntoResponse, Problem, Request, Response, StatusCode};

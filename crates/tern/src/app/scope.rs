@@ -69,9 +69,50 @@ impl<S: Clone + Send + Sync + 'static> Scope<S> {
         self
     }
 
-    /// Wraps every route of this scope (nested scopes included) in a
-    /// layer; runs after the app's layers and before the routes' own.
-    pub fn layer<L: LayerBounds>(mut self, layer: L) -> Self {
+    /// Wraps every route of this scope (nested scopes included; routes
+    /// registered before and after the call alike) in a tower layer or a
+    /// [`from_fn`](crate::middleware::from_fn) middleware that runs
+    /// **after routing**, only for requests that matched one of these
+    /// routes and one of its methods: a path under the prefix that no
+    /// route matches is still the app's `404` (or its
+    /// [`fallback`](crate::App::fallback)) and a wrong method a `405`,
+    /// without the layer running. Like
+    /// [`App::route_layer`](crate::App::route_layer), for one part of the
+    /// app: authentication of `/admin`, say.
+    ///
+    /// Runs after the app's [`layer`](crate::App::layer)s and
+    /// [`route_layer`](crate::App::route_layer)s and an enclosing
+    /// scope's route layers, and before the routes' own
+    /// [`MethodRouter::layer`](crate::routing::MethodRouter::layer)s.
+    /// Route layers added later run first.
+    ///
+    /// ```
+    /// use tern::{App, IntoResponse, Problem, Request, Response, StatusCode};
+    /// use tern::{middleware::{from_fn, Next}, routing::get, test::TestClient};
+    ///
+    /// async fn admins_only(req: Request, next: Next) -> Response {
+    ///     if req.headers().contains_key("x-admin") {
+    ///         next.run(req).await
+    ///     } else {
+    ///         Problem::new(StatusCode::FORBIDDEN).into_response()
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let app = App::new().scope("/admin", |admin| {
+    ///     admin
+    ///         .route("/users", get(|| async { "[]" }))
+    ///         .route_layer(from_fn(admins_only))
+    /// });
+    /// let client = TestClient::new(app);
+    /// assert_eq!(client.get("/admin/users").send().await.status(), 403);
+    /// assert_eq!(client.get("/admin/nope").send().await.status(), 404); // not 403
+    /// assert_eq!(client.post("/admin/users").send().await.status(), 405); // not 403
+    /// let res = client.get("/admin/users").header("x-admin", "1").send().await;
+    /// assert_eq!(res.status(), 200);
+    /// # }
+    /// ```
+    pub fn route_layer<L: LayerBounds>(mut self, layer: L) -> Self {
         self.layers.push(layer_fn(layer));
         self
     }

@@ -127,7 +127,9 @@ mod table_tests {
     fn the_table_lists_methods_names_handlers_and_layers() {
         let app = App::new()
             .named_route("user", "/users/{id:u64}", get(show).post(show))
-            .scope("/admin", |s| s.route("/", get(show)).layer(from_fn(audit)))
+            .scope("/admin", |s| {
+                s.route("/", get(show)).route_layer(from_fn(audit))
+            })
             .layer(tower_http::cors::CorsLayer::permissive())
             .build()
             .unwrap();

@@ -176,7 +176,7 @@ fn reject(e: multer::Error) -> Rejection {
         E::StreamSizeExceeded { limit } => Rejection::too_large(format!(
             "the multipart body is larger than the limit of {limit} bytes (TERN_MAX_BODY_BYTES)"
         )),
-        E::StreamReadFailed(inner) => match inner.downcast::<tern_core::Error>() {
+        E::StreamReadFailed(inner) => match inner.downcast::<tern_core::BodyError>() {
             Ok(body_err) => Rejection::from_body_error(*body_err),
             Err(other) => Rejection::invalid(StatusCode::BAD_REQUEST, format!("the multipart body could not be read: {other}")),
         },

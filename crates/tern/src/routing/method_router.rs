@@ -253,9 +253,20 @@ impl<S: Clone + Send + Sync + 'static> MethodRouter<S> {
         self
     }
 
-    /// Wraps every handler of this path in a tower layer (or a
-    /// [`from_fn`](crate::middleware::from_fn) middleware). Layers added
-    /// later run first.
+    /// Wraps every handler of this path (those registered before and
+    /// after the call alike, and the [`fallback`](Self::fallback) for
+    /// other methods) in a tower layer or a
+    /// [`from_fn`](crate::middleware::from_fn) middleware that runs
+    /// **after routing**, once the path and the method matched: a `405`
+    /// for a method without a handler, and the `204` with `Allow` that
+    /// answers an `OPTIONS` without a handler, do not go through it; a
+    /// `HEAD` answered by the `GET` handler does.
+    ///
+    /// The innermost layers: they run after the app's
+    /// [`layer`](crate::App::layer)s, its
+    /// [`route_layer`](crate::App::route_layer)s and the
+    /// [`Scope::route_layer`](crate::Scope::route_layer)s, just before
+    /// the handler. Layers added later run first.
     pub fn layer<L: LayerBounds>(mut self, layer: L) -> Self {
         self.layers.push(layer_fn(layer));
         self

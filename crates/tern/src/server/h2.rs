@@ -121,7 +121,7 @@ impl ConnBody {
 
 impl http_body::Body for ConnBody {
     type Data = Bytes;
-    type Error = tern_core::Error;
+    type Error = tern_core::BodyError;
 
     #[inline]
     fn poll_frame(
