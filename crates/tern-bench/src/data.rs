@@ -409,29 +409,20 @@ fn measure(
         scripts.push(path);
     }
     let load = |server: &ServerProcess, i: usize, seconds: f64| -> Result<Trial> {
-        let before = server.usage()?;
-        let r = wrk::run_wrk(
+        let m = wrk::measure(
+            server,
             &scripts[i],
-            server.addr,
             &opts.load_cores,
             opts.connections,
             seconds,
         )?;
-        let after = server.usage()?;
-        if r.non_2xx > 0 || r.socket_errors() > 0 {
-            bail!(
-                "{}: {} answers outside 2xx and {} socket errors in {} requests",
-                WORKLOADS[i].name,
-                r.non_2xx,
-                r.socket_errors(),
-                r.requests
-            );
+        if let Some(failures) = m.load.failures() {
+            bail!("{}: {failures}", WORKLOADS[i].name);
         }
         Ok(Trial {
-            rps: r.rps(),
-            cpu_us_per_req: (after.user_s + after.system_s - before.user_s - before.system_s) * 1e6
-                / r.requests.max(1) as f64,
-            p99_us: r.p99_us,
+            rps: m.load.rps(),
+            cpu_us_per_req: m.cpu_us_per_req(),
+            p99_us: m.load.p99_us,
         })
     };
     if opts.warmup_s > 0.0 {

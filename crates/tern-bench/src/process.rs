@@ -33,6 +33,13 @@ pub struct Usage {
     pub peak_rss_kib: u64,
 }
 
+impl Usage {
+    /// CPU seconds (user and system, every thread) spent since `before`.
+    pub fn cpu_s_since(&self, before: &Usage) -> f64 {
+        self.user_s + self.system_s - before.user_s - before.system_s
+    }
+}
+
 fn clk_tck() -> f64 {
     Command::new("getconf")
         .arg("CLK_TCK")

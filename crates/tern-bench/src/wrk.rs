@@ -6,6 +6,8 @@ use std::{net::SocketAddr, path::Path, process::Command};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::process::ServerProcess;
+
 /// One request of a table replayed by wrk.
 #[derive(Debug, Clone)]
 pub struct TableRequest {
@@ -66,6 +68,55 @@ impl LoadResult {
     pub fn socket_errors(&self) -> u64 {
         self.connect_errors + self.read_errors + self.write_errors + self.timeouts
     }
+
+    /// `N answers outside 2xx and M socket errors in R requests`, when
+    /// there was either.
+    pub fn failures(&self) -> Option<String> {
+        (self.non_2xx > 0 || self.socket_errors() > 0).then(|| {
+            format!(
+                "{} answers outside 2xx and {} socket errors in {} requests",
+                self.non_2xx,
+                self.socket_errors(),
+                self.requests
+            )
+        })
+    }
+}
+
+/// A wrk run against a server process and the server CPU it took.
+pub(crate) struct Measured {
+    /// What wrk measured.
+    pub(crate) load: LoadResult,
+    /// The server's CPU seconds (user and system) during the run.
+    pub(crate) cpu_s: f64,
+    /// Of which system time.
+    pub(crate) system_s: f64,
+}
+
+impl Measured {
+    /// Server CPU (user and system) per completed request, microseconds.
+    pub(crate) fn cpu_us_per_req(&self) -> f64 {
+        self.cpu_s * 1e6 / self.load.requests.max(1) as f64
+    }
+}
+
+/// Runs wrk (see [`run_wrk`]) against `server`, reading its CPU time
+/// before and after.
+pub(crate) fn measure(
+    server: &ServerProcess,
+    script_path: &Path,
+    cores: &str,
+    connections: usize,
+    seconds: f64,
+) -> Result<Measured> {
+    let before = server.usage()?;
+    let load = run_wrk(script_path, server.addr, cores, connections, seconds)?;
+    let after = server.usage()?;
+    Ok(Measured {
+        load,
+        cpu_s: after.cpu_s_since(&before),
+        system_s: after.system_s - before.system_s,
+    })
 }
 
 /// A Lua string literal for any bytes.

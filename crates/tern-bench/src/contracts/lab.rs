@@ -311,26 +311,21 @@ pub fn run(opts: &Options) -> Result<Report> {
         if s.name == "cose" {
             wait_out_replay_window(last_cose);
         }
-        let before = server.usage()?;
-        let result = wrk::run_wrk(
+        let m = wrk::measure(
+            &server,
             &scripts[i],
-            server.addr,
             &opts.load_cores,
             opts.connections,
             seconds,
         )
         .with_context(|| format!("{}, {what}", s.name))?;
-        let after = server.usage()?;
         if s.name == "cose" {
             last_cose = Some(Instant::now());
         }
-        if result.non_2xx > 0 || result.socket_errors() > 0 {
+        if let Some(failures) = m.load.failures() {
             bail!(
-                "{}, {what}: {} answers outside 2xx and {} socket errors in {} requests{}",
+                "{}, {what}: {failures}{}",
                 s.name,
-                result.non_2xx,
-                result.socket_errors(),
-                result.requests,
                 if s.name == "cose" {
                     " (a 401 is a replay: a larger --pool?)"
                 } else {
@@ -338,9 +333,8 @@ pub fn run(opts: &Options) -> Result<Report> {
                 }
             );
         }
-        let cpu = (after.user_s + after.system_s - before.user_s - before.system_s) * 1e6
-            / result.requests.max(1) as f64;
-        Ok((result, cpu))
+        let cpu = m.cpu_us_per_req();
+        Ok((m.load, cpu))
     };
     if opts.warmup_s > 0.0 {
         for (i, s) in SCENARIOS.iter().enumerate() {

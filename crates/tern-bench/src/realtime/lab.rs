@@ -107,7 +107,7 @@ impl Lab<'_> {
         let unclean_closes = self.rt.block_on(close_all(open));
         process.stop()?;
         let seconds = load.duration_us as f64 / 1e6;
-        let cpu = cpu_after.user_s + cpu_after.system_s - cpu_before.user_s - cpu_before.system_s;
+        let cpu = cpu_after.cpu_s_since(&cpu_before);
         Ok(HeldTrial {
             round,
             held: n,

@@ -168,64 +168,73 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
     out
 }
 
+/// Pushes `{at}: {n} {what}` when `n` is not zero.
+fn note<N: std::fmt::Display + Default + PartialEq>(
+    out: &mut Vec<String>,
+    at: &str,
+    n: N,
+    what: &str,
+) {
+    if n != N::default() {
+        out.push(format!("{at}: {n} {what}"));
+    }
+}
+
 pub(super) fn problems(r: &Report) -> Vec<String> {
     let mut out = Vec::new();
     for t in &r.held {
-        let errors = t.load.socket_errors() + t.load.non_2xx;
         let at = format!("round {}, held {}", t.round + 1, t.held);
-        if errors > 0 {
-            out.push(format!("{at}: {errors} wrk errors or non-2xx answers"));
-        }
+        note(
+            &mut out,
+            &at,
+            t.load.socket_errors() + t.load.non_2xx,
+            "wrk errors or non-2xx answers",
+        );
         if t.load.requests == 0 {
             out.push(format!("{at}: wrk completed no request"));
         }
-        if t.unexpected_messages > 0 {
-            out.push(format!(
-                "{at}: {} messages on idle sockets",
-                t.unexpected_messages
-            ));
-        }
-        if t.ended > 0 {
-            out.push(format!("{at}: {} held sockets ended", t.ended));
-        }
-        if t.unclean_closes > 0 {
-            out.push(format!("{at}: {} closes not answered", t.unclean_closes));
-        }
+        note(
+            &mut out,
+            &at,
+            t.unexpected_messages,
+            "messages on idle sockets",
+        );
+        note(&mut out, &at, t.ended, "held sockets ended");
+        note(&mut out, &at, t.unclean_closes, "closes not answered");
     }
     for t in &r.fanout {
         let at = format!("round {}, {} {}", t.round + 1, t.workload, t.subscribers);
         for (group, l) in &t.groups {
-            if l.missing > 0 {
-                out.push(format!("{at} ({group}): {} deliveries missing", l.missing));
-            }
+            note(
+                &mut out,
+                &format!("{at} ({group})"),
+                l.missing,
+                "deliveries missing",
+            );
         }
-        if t.unexpected_messages > 0 {
-            out.push(format!(
-                "{at}: {} unexpected or repeated messages",
-                t.unexpected_messages
-            ));
-        }
-        if t.unclean_closes > 0 {
-            out.push(format!("{at}: {} closes not answered", t.unclean_closes));
-        }
+        note(
+            &mut out,
+            &at,
+            t.unexpected_messages,
+            "unexpected or repeated messages",
+        );
+        note(&mut out, &at, t.unclean_closes, "closes not answered");
     }
     for t in &r.slow {
         let at = format!("round {}, slow {}", t.round + 1, t.variant);
-        if t.latency.missing > 0 {
-            out.push(format!(
-                "{at}: {} deliveries to fast subscribers missing",
-                t.latency.missing
-            ));
-        }
-        if t.unexpected_messages > 0 {
-            out.push(format!(
-                "{at}: {} unexpected or repeated messages",
-                t.unexpected_messages
-            ));
-        }
-        if t.unclean_closes > 0 {
-            out.push(format!("{at}: {} closes not answered", t.unclean_closes));
-        }
+        note(
+            &mut out,
+            &at,
+            t.latency.missing,
+            "deliveries to fast subscribers missing",
+        );
+        note(
+            &mut out,
+            &at,
+            t.unexpected_messages,
+            "unexpected or repeated messages",
+        );
+        note(&mut out, &at, t.unclean_closes, "closes not answered");
         if let Some(s) = &t.stalled {
             // The stalled client must have overflowed its queue: it holds
             // fewer messages than were published, or the variant measures

@@ -89,41 +89,34 @@ fn measure(
     }
     let mut problems = Vec::new();
     let mut load = |i: usize, seconds: f64, round: usize, position: usize| -> Result<Trial> {
-        let before = server.usage()?;
-        let r = wrk::run_wrk(
+        let m = wrk::measure(
+            &server,
             &paths[i],
-            server.addr,
             &opts.load_cores,
             opts.connections,
             seconds,
         )?;
-        let after = server.usage()?;
-        let errors = r.non_2xx + r.socket_errors();
-        if errors > 0 {
+        if let Some(failures) = m.load.failures() {
             problems.push(format!(
-                "{}{}: {} answers outside 2xx and {} socket errors in {} requests",
+                "{}{}: {failures}",
                 rows[i].name(),
                 if round == 0 {
                     " (warm-up)".to_owned()
                 } else {
                     format!(", round {round}")
                 },
-                r.non_2xx,
-                r.socket_errors(),
-                r.requests
             ));
         }
-        let n = r.requests.max(1) as f64;
+        let n = m.load.requests.max(1) as f64;
         Ok(Trial {
             round,
             position,
-            rps: r.rps(),
-            cpu_us_per_req: (after.user_s + after.system_s - before.user_s - before.system_s) * 1e6
-                / n,
-            sys_us_per_req: (after.system_s - before.system_s) * 1e6 / n,
-            p99_us: r.p99_us,
-            wire_bytes: r.bytes as f64 / n,
-            errors,
+            rps: m.load.rps(),
+            cpu_us_per_req: m.cpu_us_per_req(),
+            sys_us_per_req: m.system_s * 1e6 / n,
+            p99_us: m.load.p99_us,
+            wire_bytes: m.load.bytes as f64 / n,
+            errors: m.load.non_2xx + m.load.socket_errors(),
         })
     };
     if opts.warmup_s > 0.0 {

@@ -175,7 +175,7 @@ fn trial(
             let after = process.usage()?;
             let client_cpu = client.seconds()? - client_before;
             t.unclean_closes = rt.block_on(close_all(sockets));
-            let cpu = after.user_s + after.system_s - before.user_s - before.system_s;
+            let cpu = after.cpu_s_since(&before);
             t.connections = connections;
             t.messages = messages;
             t.seconds = seconds;
