@@ -416,11 +416,20 @@ async fn sockets_count_toward_max_connections() {
     .await
     .unwrap();
     assert!(third.is_err(), "a third connection was served");
-    // One closes: room again.
+    // One closes: room again, once the server has seen the close (until
+    // then a connection is still refused unanswered: retry for a moment).
     b.close_gracefully().await;
-    let (mut c, _) = tokio_tungstenite::connect_async(server.url("/echo"))
-        .await
-        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut c = loop {
+        match tokio_tungstenite::connect_async(server.url("/echo")).await {
+            Ok((c, _)) => break c,
+            Err(e) => assert!(
+                tokio::time::Instant::now() < deadline,
+                "no room 5 s after a close: {e}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     for ws in [&mut a, &mut c] {
         ws.send(tungstenite::Message::text("x")).await.unwrap();
         assert!(ws.next().await.unwrap().unwrap().is_text());
@@ -438,8 +447,6 @@ where
     async fn close_gracefully(mut self) {
         self.close(None).await.unwrap();
         while let Some(Ok(_)) = self.next().await {}
-        // The server side closes its end once the handshake is done.
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 

@@ -274,25 +274,49 @@ async fn request_bodies_are_read() {
 
 #[tokio::test]
 async fn graceful_shutdown_lets_in_flight_requests_finish() {
-    let mut server = common::spawn(app()).await;
+    // A handler that says when a request has reached it, then holds it
+    // until the test lets it go.
+    let (entered_tx, mut entered) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let held = get({
+        let release = Arc::clone(&release);
+        move || {
+            let (entered_tx, release) = (entered_tx.clone(), Arc::clone(&release));
+            async move {
+                let _ = entered_tx.send(());
+                let _permit = release.acquire().await.unwrap();
+                "released"
+            }
+        }
+    });
+    let mut server = common::spawn(app().route("/held", held)).await;
     let client = common::client();
     let done = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for _ in 0..8 {
         let client = client.clone();
-        let url = server.url("/slow/400");
+        let url = server.url("/held");
         let done = Arc::clone(&done);
         tasks.push(tokio::spawn(async move {
             let res = send(&client, request("GET", &url).body(Full::default()).unwrap()).await;
             assert_eq!(res.status, 200);
-            assert_eq!(res.text(), "slept 400");
+            assert_eq!(res.text(), "released");
             done.fetch_add(1, Ordering::SeqCst);
         }));
     }
-    // Let the requests reach their handlers, then ask the server to stop.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Once every request is in its handler, ask the server to stop.
+    for _ in 0..8 {
+        tokio::time::timeout(Duration::from_secs(10), entered.recv())
+            .await
+            .expect("the requests reached their handler")
+            .unwrap();
+    }
     let addr = server.addr;
     server.begin_shutdown();
+    // The shutdown has begun (the listener is closed), and only then do
+    // the handlers finish.
+    until_not_listening(addr).await;
+    release.add_permits(8);
     for task in tasks {
         task.await.unwrap();
     }
@@ -307,6 +331,19 @@ async fn graceful_shutdown_lets_in_flight_requests_finish() {
         TcpStream::connect(addr).await.is_err(),
         "the listener is closed"
     );
+}
+
+/// Returns once nothing listens on `addr`: the server closes its listener
+/// when its shutdown begins, and tells its connections at the same step.
+async fn until_not_listening(addr: std::net::SocketAddr) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(addr).await.is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still listening 10 s after the shutdown began"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[tokio::test]
@@ -338,7 +375,7 @@ async fn a_request_racing_the_shutdown_on_a_keep_alive_connection_is_answered() 
     let (first, closed) = read_until_quiet(&mut conn, Duration::from_millis(300)).await;
     assert!(!closed && first.starts_with(b"HTTP/1.1 200"));
     server.begin_shutdown();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    until_not_listening(server.addr).await;
     conn.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
         .await
         .unwrap();

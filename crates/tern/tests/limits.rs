@@ -18,8 +18,9 @@ use tokio::{
     net::TcpStream,
 };
 
+/// Never answers: the request timeout is what ends it.
 async fn slow() -> &'static str {
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    std::future::pending::<()>().await;
     "late"
 }
 
