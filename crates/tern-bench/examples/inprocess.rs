@@ -4,7 +4,10 @@
 //! instructions per request are (total at N - total at 0) / N, which
 //! `tern-bench inprocess` computes.
 
-use tern_bench::inprocess::{self, Handwritten};
+use tern_bench::{
+    callgrind,
+    inprocess::{self, Handwritten},
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -19,16 +22,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("no runtime: {e}");
-            std::process::exit(1);
-        }
-    };
+    let rt = callgrind::target_runtime();
     let app = inprocess::tern_app();
     let hand = Handwritten::default();
     // The requests are built before the measured loop in both cases.

@@ -4,7 +4,7 @@
 //!
 //! `scaling PARSER SIZE run|skip`
 
-use tern_bench::scaling;
+use tern_bench::{callgrind, scaling};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -13,16 +13,7 @@ fn main() {
         std::process::exit(2);
     };
     let size: usize = size.parse().unwrap_or(0);
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("no runtime: {e}");
-            std::process::exit(1);
-        }
-    };
+    let rt = callgrind::target_runtime();
     let app = scaling::scaling_app();
     let req = scaling::request(parser, size);
     // A warm-up request of the smallest size, in both modes.

@@ -6,6 +6,27 @@ use std::{path::Path, process::Command};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
+/// The runtime of the programs run under callgrind (the `inprocess` and
+/// `scaling` examples): a current-thread runtime, the same for each. A
+/// program that cannot build it prints why and exits with status 1.
+///
+/// ```no_run
+/// let rt = tern_bench::callgrind::target_runtime();
+/// rt.block_on(async { /* the requests measured */ });
+/// ```
+pub fn target_runtime() -> tokio::runtime::Runtime {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("no runtime: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
 /// Instructions per request of one side of one scenario.
 #[derive(Debug, Clone, Serialize)]
 pub struct Instructions {

@@ -29,6 +29,21 @@ fn latency_metric(l: &Latency, name: &str) -> f64 {
     })
 }
 
+/// A metric's value in a `held` trial, if it has one.
+type HeldValue = fn(&HeldTrial) -> Option<f64>;
+
+/// `held`'s metrics, in table order, and their value in a trial.
+const HELD_METRICS: [(&str, HeldValue); 4] = [
+    ("rps", |t| Some(t.rps)),
+    ("ratio_to_none", |t| t.ratio_to_none),
+    ("kib_per_socket", |t| t.kib_per_socket),
+    ("server_busy", |t| Some(t.server_busy)),
+];
+
+/// What a `fanout*` or `slow` trial cost, in table order: the client's
+/// and the server's CPU over wall time, the server's CPU per delivery.
+const COST_METRICS: [&str; 3] = ["client_busy", "server_busy", "server_cpu_us_per_delivery"];
+
 pub(super) fn figures(r: &Report) -> Vec<Figure> {
     let mut out = Vec::new();
     let mut push = |workload: &str, case: String, metric: &str, values: Vec<f64>| {
@@ -43,31 +58,14 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
     };
     for &n in &r.settings.held {
         let trials: Vec<&HeldTrial> = r.held.iter().filter(|t| t.held == n).collect();
-        let case = n.to_string();
-        push(
-            "held",
-            case.clone(),
-            "rps",
-            trials.iter().map(|t| t.rps).collect(),
-        );
-        push(
-            "held",
-            case.clone(),
-            "ratio_to_none",
-            trials.iter().filter_map(|t| t.ratio_to_none).collect(),
-        );
-        push(
-            "held",
-            case.clone(),
-            "kib_per_socket",
-            trials.iter().filter_map(|t| t.kib_per_socket).collect(),
-        );
-        push(
-            "held",
-            case,
-            "server_busy",
-            trials.iter().map(|t| t.server_busy).collect(),
-        );
+        for (metric, value) in HELD_METRICS {
+            push(
+                "held",
+                n.to_string(),
+                metric,
+                trials.iter().filter_map(|t| value(t)).collect(),
+            );
+        }
     }
     for w in ["fanout", "fanout-redis", "fanout-nats"] {
         for &n in &r.settings.fanout {
@@ -94,28 +92,18 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
                     push(w, case.clone(), metric, values);
                 }
             }
-            let case = n.to_string();
-            push(
-                w,
-                case.clone(),
-                "client_busy",
-                trials.iter().map(|t| t.client_busy).collect(),
-            );
-            push(
-                w,
-                case.clone(),
-                "server_busy",
-                trials.iter().map(|t| t.server_busy).collect(),
-            );
-            push(
-                w,
-                case,
-                "server_cpu_us_per_delivery",
-                trials
-                    .iter()
-                    .map(|t| t.server_cpu_us_per_delivery)
-                    .collect(),
-            );
+            let costs: Vec<[f64; 3]> = trials
+                .iter()
+                .map(|t| [t.client_busy, t.server_busy, t.server_cpu_us_per_delivery])
+                .collect();
+            for (i, metric) in COST_METRICS.into_iter().enumerate() {
+                push(
+                    w,
+                    n.to_string(),
+                    metric,
+                    costs.iter().map(|c| c[i]).collect(),
+                );
+            }
         }
     }
     for variant in SLOW_VARIANTS {
@@ -143,27 +131,18 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
                     .collect(),
             );
         }
-        push(
-            "slow",
-            variant.to_owned(),
-            "client_busy",
-            trials.iter().map(|t| t.client_busy).collect(),
-        );
-        push(
-            "slow",
-            variant.to_owned(),
-            "server_busy",
-            trials.iter().map(|t| t.server_busy).collect(),
-        );
-        push(
-            "slow",
-            variant.to_owned(),
-            "server_cpu_us_per_delivery",
-            trials
-                .iter()
-                .map(|t| t.server_cpu_us_per_delivery)
-                .collect(),
-        );
+        let costs: Vec<[f64; 3]> = trials
+            .iter()
+            .map(|t| [t.client_busy, t.server_busy, t.server_cpu_us_per_delivery])
+            .collect();
+        for (i, metric) in COST_METRICS.into_iter().enumerate() {
+            push(
+                "slow",
+                variant.to_owned(),
+                metric,
+                costs.iter().map(|c| c[i]).collect(),
+            );
+        }
     }
     out
 }
