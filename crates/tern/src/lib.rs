@@ -1,6 +1,7 @@
 #![doc = include_str!("docs/guide.md")]
 
 mod app;
+#[cfg(feature = "cli")]
 pub mod command;
 pub mod config;
 mod context;
@@ -10,13 +11,14 @@ mod handler;
 mod json;
 pub mod middleware;
 mod negotiation;
-mod protocol;
 pub mod net;
+mod protocol;
 mod request_context;
 pub mod response;
 pub mod routing;
 mod server;
 pub mod settings;
+mod start;
 pub mod test;
 #[cfg(feature = "tls")]
 mod tls;
@@ -29,7 +31,9 @@ pub use handler::Handler;
 pub use json::Json;
 pub use request_context::RequestContext;
 pub use response::IntoResponse;
-pub use server::{run, serve, shutdown_signal, Error, Server};
+#[cfg(feature = "cli")]
+pub use server::run;
+pub use server::{serve, shutdown_signal, Error, Server};
 
 /// For Tern's fuzz targets; not a public API.
 #[doc(hidden)]

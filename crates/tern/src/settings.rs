@@ -540,7 +540,9 @@ impl AppSettings {
         Ok(loaded)
     }
 
-    /// Each registration loaded on its own: every error, not the first.
+    /// Each registration loaded on its own: every error, not the first
+    /// (for the `check` command).
+    #[cfg(feature = "cli")]
     pub(crate) fn errors(list: &[Registration], config: &Config) -> Vec<ConfigError> {
         let mut errors: Vec<ConfigError> = list
             .iter()

@@ -32,6 +32,7 @@ fn an_unknown_constraint_names_app_constraint() {
     assert!(err.to_string().contains("App::constraint"), "{err}");
 }
 
+#[cfg(feature = "cli")]
 #[tokio::test]
 async fn run_inside_a_runtime_says_to_use_serve() {
     // Before: tokio's "Cannot start a runtime from within a runtime" panic.

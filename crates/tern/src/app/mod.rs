@@ -87,6 +87,8 @@ pub struct App<S = ()> {
     constraints: Vec<(String, Constraint)>,
     trailing_slash: TrailingSlash,
     settings: Vec<crate::settings::Registration>,
+    on_start: Vec<crate::start::StartHook>,
+    #[cfg(feature = "cli")]
     commands: crate::command::Extensions,
 }
 
@@ -131,6 +133,8 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             constraints: Vec::new(),
             trailing_slash: TrailingSlash::Strict,
             settings: Vec::new(),
+            on_start: Vec::new(),
+            #[cfg(feature = "cli")]
             commands: crate::command::Extensions::default(),
         }
     }
@@ -383,6 +387,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     /// Adds a command to the app's command line (`my-app NAME ...`, next
     /// to `serve`, `routes` and `check`; see [`command`](crate::command)).
     /// Batteries add theirs this way (`migrate`, `createsuperuser`).
+    #[cfg(feature = "cli")]
     pub fn command(mut self, command: crate::command::Command) -> Self {
         self.commands.commands.push(command);
         self
@@ -397,17 +402,16 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     pub fn on_start<F, Fut>(mut self, hook: F) -> Self
     where
         F: Fn(AppService) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<(), crate::command::BoxError>> + Send + 'static,
+        Fut: Future<Output = Result<(), tern_core::BoxError>> + Send + 'static,
     {
-        self.commands
-            .on_start
-            .push(Arc::new(move |app| Box::pin(hook(app))));
+        self.on_start.push(Arc::new(move |app| Box::pin(hook(app))));
         self
     }
 
     /// Adds lines to the production checklist of the `check` command:
     /// `check` runs with the app built for production and prints what
     /// each returns (see [`Finding`](crate::command::Finding)).
+    #[cfg(feature = "cli")]
     pub fn check<F, Fut>(mut self, check: F) -> Self
     where
         F: Fn(AppService) -> Fut + Send + Sync + 'static,
@@ -419,13 +423,20 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         self
     }
 
-    /// Takes the commands, start hooks and checks out of the app.
+    /// Takes the commands and checks out of the app.
+    #[cfg(feature = "cli")]
     pub(crate) fn take_commands(&mut self) -> crate::command::Extensions {
         std::mem::take(&mut self.commands)
     }
 
+    /// Takes the start hooks out of the app.
+    pub(crate) fn take_start_hooks(&mut self) -> Vec<crate::start::StartHook> {
+        std::mem::take(&mut self.on_start)
+    }
+
     /// Each settings registration loaded on its own with `config`: the
     /// errors, for the `check` command.
+    #[cfg(feature = "cli")]
     pub(crate) fn settings_errors(&self, config: &Config) -> Vec<crate::config::ConfigError> {
         crate::settings::AppSettings::errors(&self.settings, config)
     }
@@ -457,6 +468,8 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             constraints,
             trailing_slash,
             settings,
+            on_start: _,
+            #[cfg(feature = "cli")]
             commands: _,
         } = self;
         let settings =

@@ -12,6 +12,7 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(super) renderer: Option<Renderer>,
     pub(super) security_headers: Vec<(header::HeaderName, HeaderValue)>,
+    #[cfg(feature = "cookies")]
     pub(crate) cookie_key: cookie::Key,
     pub(crate) table: Arc<Table>,
     pub(crate) settings: crate::settings::AppSettings,
@@ -53,11 +54,13 @@ impl Shared {
         } else {
             Vec::new()
         };
+        #[cfg(feature = "cookies")]
         let cookie_key =
             crate::extract::cookie::cookie_key(config.secret_key.as_ref().map(|k| k.as_bytes()));
         Shared {
             config,
             renderer,
+            #[cfg(feature = "cookies")]
             cookie_key,
             table,
             security_headers,

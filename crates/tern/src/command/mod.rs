@@ -1,4 +1,5 @@
-//! The app's command line: an app binary is its own management tool.
+//! The app's command line: an app binary is its own management tool
+//! (the `cli` feature, on by default).
 //!
 //! [`run`](crate::run) reads the process's arguments (with [`clap`])
 //! before it serves; from `#[tokio::main]`, [`serve`] with
@@ -43,11 +44,17 @@
 //! ([`App::settings`](crate::App::settings)) are loaded already:
 //! [`Invocation::settings`].
 
-use std::{ffi::OsString, fmt, future::Future, pin::Pin, sync::Arc};
+use std::{ffi::OsString, fmt, future::Future, sync::Arc};
 
 pub use clap;
 
-use crate::{app::App, config::Config, server::Error, AppService, Server};
+use crate::{
+    app::App,
+    config::Config,
+    server::Error,
+    start::{build_to_serve, configuration, run_hooks, BoxFuture},
+    AppService, Server,
+};
 
 mod check;
 mod routes;
@@ -57,9 +64,6 @@ pub use check::{Finding, Verdict};
 /// The error a command, a start hook or a check returns.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-pub(crate) type StartHook =
-    Arc<dyn Fn(AppService) -> BoxFuture<Result<(), BoxError>> + Send + Sync>;
 pub(crate) type CheckHook = Arc<dyn Fn(AppService) -> BoxFuture<Vec<Finding>> + Send + Sync>;
 type Runner = Arc<dyn Fn(Invocation) -> BoxFuture<Result<(), BoxError>> + Send + Sync>;
 
@@ -136,11 +140,11 @@ impl Invocation {
     }
 }
 
-/// What an app carries for its command line.
+/// What an app carries for its command line (its start hooks are not
+/// the command line's: `tern::serve` runs them too).
 #[derive(Default)]
 pub(crate) struct Extensions {
     pub(crate) commands: Vec<Command>,
-    pub(crate) on_start: Vec<StartHook>,
     pub(crate) checks: Vec<CheckHook>,
 }
 
@@ -227,16 +231,6 @@ fn parse(commands: &[Command], args: Vec<OsString>) -> Result<Option<Parsed>, Er
     }))
 }
 
-fn configuration<S>(app: &App<S>) -> Result<Config, Error>
-where
-    S: Clone + Send + Sync + 'static,
-{
-    match app.configured() {
-        Some(config) => Ok(config.clone()),
-        None => Config::from_env().map_err(Error::config),
-    }
-}
-
 /// What [`run`](crate::run) does with the process's arguments, with
 /// `args` instead (the first is the program's name): serves on the
 /// runtimes the configuration asks for, or runs a command on a runtime of
@@ -253,6 +247,7 @@ where
     T: Into<OsString>,
 {
     let extensions = app.take_commands();
+    let hooks = app.take_start_hooks();
     let args = args.into_iter().map(Into::into).collect();
     let Some(parsed) = parse(&extensions.commands, args)? else {
         return Ok(());
@@ -269,9 +264,8 @@ where
             // On the runtime that then serves: what the hooks open (a
             // database pool's connections) belongs to a runtime, and one
             // of its own would be gone by the first request.
-            let hooks = extensions.on_start;
             let started = service.clone();
-            Server::new(service).run_after(async move { start(&hooks, &started).await })
+            Server::new(service).run_after(async move { run_hooks(&hooks, &started).await })
         }
         other => runtime()?.block_on(not_serve(app, other, &extensions.checks)),
     }
@@ -302,6 +296,7 @@ where
     T: Into<OsString>,
 {
     let extensions = app.take_commands();
+    let hooks = app.take_start_hooks();
     let args = args.into_iter().map(Into::into).collect();
     let Some(parsed) = parse(&extensions.commands, args)? else {
         return Ok(());
@@ -309,24 +304,11 @@ where
     match parsed {
         Parsed::Serve { addr } => {
             let service = build_to_serve(app, addr)?;
-            start(&extensions.on_start, &service).await?;
+            run_hooks(&hooks, &service).await?;
             Server::new(service).serve().await
         }
         other => not_serve(app, other, &extensions.checks).await,
     }
-}
-
-/// What [`crate::serve`] does: builds the app to serve (validated, start
-/// hooks run) and serves it on the caller's runtime. No command line: the
-/// process's arguments are the binary's own business.
-pub(crate) async fn serve_only<S>(mut app: App<S>) -> Result<(), Error>
-where
-    S: Clone + Send + Sync + 'static,
-{
-    let extensions = app.take_commands();
-    let service = build_to_serve(app, None)?;
-    start(&extensions.on_start, &service).await?;
-    Server::new(service).serve().await
 }
 
 /// `check`, `routes` and the app's own commands, on the caller's runtime.
@@ -338,7 +320,7 @@ where
         Parsed::Serve { .. } => Err(Error::usage("`serve` is run by the caller".to_owned())),
         Parsed::Check => check::run(app, checks).await,
         Parsed::SecretKey => {
-            println!("{}", secret_key());
+            println!("{}", secret_key()?);
             Ok(())
         }
         Parsed::Routes => {
@@ -355,29 +337,20 @@ where
     }
 }
 
-/// A new `SECRET_KEY`: 32 bytes of the operating system's randomness (by
-/// way of `cookie`'s key generation), as 64 hex digits.
-fn secret_key() -> String {
+/// A new `SECRET_KEY`: 32 bytes of the operating system's randomness, as
+/// 64 hex digits; an error when the system has none to give.
+fn secret_key() -> Result<String, Error> {
     use std::fmt::Write as _;
-    let key = cookie::Key::generate();
-    key.master()[..32]
-        .iter()
-        .fold(String::with_capacity(64), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
-}
-
-fn build_to_serve<S>(app: App<S>, addr: Option<std::net::SocketAddr>) -> Result<AppService, Error>
-where
-    S: Clone + Send + Sync + 'static,
-{
-    let mut config = configuration(&app)?;
-    if let Some(addr) = addr {
-        config.addr = addr;
-    }
-    config.validate().map_err(Error::config)?;
-    app.build_with(config).map_err(Error::build)
+    let mut key = [0u8; 32];
+    getrandom::getrandom(&mut key).map_err(|e| {
+        Error::io(std::io::Error::other(format!(
+            "no randomness from the operating system for the key: {e}"
+        )))
+    })?;
+    Ok(key.iter().fold(String::with_capacity(64), |mut out, b| {
+        let _ = write!(out, "{b:02x}");
+        out
+    }))
 }
 
 fn build_for_command<S>(app: App<S>) -> Result<AppService, Error>
@@ -388,9 +361,26 @@ where
     app.build_with(config).map_err(Error::build)
 }
 
-async fn start(hooks: &[StartHook], service: &AppService) -> Result<(), Error> {
-    for hook in hooks {
-        hook(service.clone()).await.map_err(Error::start)?;
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    #[test]
+    fn secret_keys_are_64_hex_digits_and_new_each_time() {
+        let (a, b) = (super::secret_key().unwrap(), super::secret_key().unwrap());
+        for key in [&a, &b] {
+            assert_eq!(key.len(), 64, "{key}");
+            assert!(key.bytes().all(|c| c.is_ascii_hexdigit()), "{key}");
+            // Accepted where it goes: a production SECRET_KEY.
+            assert!(crate::Config::from_settings([
+                ("TERN_ENV", "production"),
+                ("SECRET_KEY", key.as_str()),
+                ("ALLOWED_HOSTS", "example.com"),
+            ])
+            .unwrap()
+            .validate()
+            .is_ok());
+        }
+        assert_ne!(a, b);
     }
-    Ok(())
 }

@@ -37,4 +37,6 @@ pub use types::{
 pub(crate) use file::edit_distance;
 pub(crate) use load::parse_duration_text;
 pub(crate) use types::{FileTables, Sources};
-pub(crate) use validate::{check_secret, EXAMPLE_SECRETS, GENERATE_HINT};
+pub(crate) use validate::EXAMPLE_SECRETS;
+#[cfg(feature = "cli")]
+pub(crate) use validate::{check_secret, GENERATE_HINT};

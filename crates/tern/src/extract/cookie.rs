@@ -1,4 +1,5 @@
-//! Cookies: plain, signed and private (encrypted), with safe defaults.
+//! Cookies: plain, signed and private (encrypted), with safe defaults
+//! (the `cookies` feature, on by default).
 
 use cookie::{CookieJar, Key};
 use http::{header, request::Parts, HeaderValue};

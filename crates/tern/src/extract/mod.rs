@@ -26,6 +26,7 @@
 
 pub(crate) mod body;
 mod client;
+#[cfg(feature = "cookies")]
 pub mod cookie;
 pub(crate) mod de;
 mod extension;
@@ -42,6 +43,7 @@ mod typed_header;
 
 pub use crate::settings::Settings;
 pub use client::{ClientIp, PeerAddr, RequestId, Scheme, Urls};
+#[cfg(feature = "cookies")]
 pub use cookie::Cookies;
 pub use extension::Extension;
 pub use form::Form;

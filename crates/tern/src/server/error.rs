@@ -16,42 +16,50 @@ enum ErrorKind {
     Bind(SocketAddr, io::Error),
     Io(io::Error),
     /// `tern::run` called inside a tokio runtime.
+    #[cfg(feature = "cli")]
     InRuntime,
     /// A command of the app's command line failed.
-    Command(crate::command::BoxError),
+    #[cfg(feature = "cli")]
+    Command(tern_core::BoxError),
     /// A start hook (`App::on_start`) failed.
-    Start(crate::command::BoxError),
+    Start(tern_core::BoxError),
     /// `check` found this many failing lines.
+    #[cfg(feature = "cli")]
     Check(usize),
     /// The command line could not be parsed (clap's message).
+    #[cfg(feature = "cli")]
     Usage(String),
 }
 
 impl Error {
+    #[cfg(feature = "cli")]
     pub(super) fn in_runtime() -> Self {
         Error {
             kind: ErrorKind::InRuntime,
         }
     }
 
-    pub(crate) fn command(e: crate::command::BoxError) -> Self {
+    #[cfg(feature = "cli")]
+    pub(crate) fn command(e: tern_core::BoxError) -> Self {
         Error {
             kind: ErrorKind::Command(e),
         }
     }
 
-    pub(crate) fn start(e: crate::command::BoxError) -> Self {
+    pub(crate) fn start(e: tern_core::BoxError) -> Self {
         Error {
             kind: ErrorKind::Start(e),
         }
     }
 
+    #[cfg(feature = "cli")]
     pub(crate) fn usage(message: String) -> Self {
         Error {
             kind: ErrorKind::Usage(message),
         }
     }
 
+    #[cfg(feature = "cli")]
     pub(crate) fn check(failed: usize) -> Self {
         Error {
             kind: ErrorKind::Check(failed),
@@ -131,14 +139,18 @@ impl fmt::Display for Error {
                 "tern cannot start: TERN_ADDR: cannot listen on {addr}: {e}"
             ),
             ErrorKind::Io(e) => write!(f, "tern failed: {e}"),
+            #[cfg(feature = "cli")]
             ErrorKind::InRuntime => f.write_str(
                 "tern cannot start: tern::run builds its own tokio runtime and was called \
                  inside one (`#[tokio::main]`?); there, use `tern::serve(app).await` (or \
                  `tern::command::serve(app, std::env::args_os()).await` for the app's commands)",
             ),
+            #[cfg(feature = "cli")]
             ErrorKind::Command(e) => write!(f, "the command failed: {e}"),
             ErrorKind::Start(e) => write!(f, "tern cannot start: {e}"),
+            #[cfg(feature = "cli")]
             ErrorKind::Usage(message) => f.write_str(message.trim_end()),
+            #[cfg(feature = "cli")]
             ErrorKind::Check(n) => write!(f, "the production checklist has {n} failing line(s)"),
         }
     }

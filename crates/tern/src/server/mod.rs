@@ -116,6 +116,7 @@ pub(crate) fn server_socket(
 /// level `info` (or the level in `RUST_LOG`), so the start and the access
 /// log (`TERN_ACCESS_LOG`) show. Install your own first to choose the
 /// format and filters.
+#[cfg(feature = "cli")]
 pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
     if tokio::runtime::Handle::try_current().is_ok() {
         return Err(Error::in_runtime());
@@ -156,7 +157,7 @@ pub fn run<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
 /// ```
 pub async fn serve<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), Error> {
     logging::install_default();
-    crate::command::serve_only(app).await
+    crate::start::serve(app).await
 }
 
 /// Serves an [`AppService`] on sockets.
