@@ -44,6 +44,19 @@ const HELD_METRICS: [(&str, HeldValue); 4] = [
 /// and the server's CPU over wall time, the server's CPU per delivery.
 const COST_METRICS: [&str; 3] = ["client_busy", "server_busy", "server_cpu_us_per_delivery"];
 
+/// The broadcast workloads, in table order.
+const FANOUT_WORKLOADS: [&str; 3] = ["fanout", "fanout-redis", "fanout-nats"];
+
+/// A `fanout*` figure's case: the subscriber count, and the group of
+/// subscribers when not all of them (`1000 other server`).
+fn fanout_case(n: usize, group: &str) -> String {
+    if group == "all" {
+        n.to_string()
+    } else {
+        format!("{n} {group}")
+    }
+}
+
 pub(super) fn figures(r: &Report) -> Vec<Figure> {
     let mut out = Vec::new();
     let mut push = |workload: &str, case: String, metric: &str, values: Vec<f64>| {
@@ -67,7 +80,7 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
             );
         }
     }
-    for w in ["fanout", "fanout-redis", "fanout-nats"] {
+    for w in FANOUT_WORKLOADS {
         for &n in &r.settings.fanout {
             let trials: Vec<&FanoutTrial> = r
                 .fanout
@@ -78,11 +91,7 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
                 continue;
             };
             for (group, _) in &first.groups {
-                let case = if group == "all" {
-                    n.to_string()
-                } else {
-                    format!("{n} {group}")
-                };
+                let case = fanout_case(n, group);
                 for (metric, _) in LATENCY_METRICS {
                     let values = trials
                         .iter()
@@ -344,7 +353,7 @@ pub fn terminal(r: &Report) -> String {
             "last max",
             "CPU busy; us/delivery"
         ));
-        for w in ["fanout", "fanout-redis", "fanout-nats"] {
+        for w in FANOUT_WORKLOADS {
             for &n in &s.fanout {
                 let Some(t) = r
                     .fanout
@@ -354,11 +363,7 @@ pub fn terminal(r: &Report) -> String {
                     continue;
                 };
                 for (group, _) in &t.groups {
-                    let case = if group == "all" {
-                        n.to_string()
-                    } else {
-                        format!("{n} {group}")
-                    };
+                    let case = fanout_case(n, group);
                     let label = if group == "all" {
                         count(n)
                     } else {
