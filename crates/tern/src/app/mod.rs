@@ -55,6 +55,13 @@ use service::AppInner;
 /// How an app renders its problems ([`App::problem_renderer`]).
 type Renderer = Arc<dyn Fn(&Problem, &Requested) -> Response + Send + Sync>;
 type Constraint = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+/// The commands and checklist lines of the app's command line; nothing
+/// without the `cli` feature (a field of every build all the same, so
+/// that `build_with` names every field in each).
+#[cfg(feature = "cli")]
+type CommandLine = crate::command::Extensions;
+#[cfg(not(feature = "cli"))]
+type CommandLine = ();
 
 /// A Tern application: routes, scopes, middleware and shared state.
 ///
@@ -88,8 +95,8 @@ pub struct App<S = ()> {
     trailing_slash: TrailingSlash,
     settings: Vec<crate::settings::Registration>,
     on_start: Vec<crate::start::StartHook>,
-    #[cfg(feature = "cli")]
-    commands: crate::command::Extensions,
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    commands: CommandLine,
 }
 
 impl<S> fmt::Debug for App<S> {
@@ -134,8 +141,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             trailing_slash: TrailingSlash::Strict,
             settings: Vec::new(),
             on_start: Vec::new(),
-            #[cfg(feature = "cli")]
-            commands: crate::command::Extensions::default(),
+            commands: CommandLine::default(),
         }
     }
 
@@ -469,7 +475,6 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             trailing_slash,
             settings,
             on_start: _,
-            #[cfg(feature = "cli")]
             commands: _,
         } = self;
         let settings =
