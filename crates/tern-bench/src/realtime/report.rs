@@ -168,6 +168,12 @@ fn note<N: std::fmt::Display + Default + PartialEq>(
     }
 }
 
+/// What a `fanout*` or `slow` trial can get wrong on its sockets.
+fn broadcast_problems(out: &mut Vec<String>, at: &str, unexpected: u64, unclean: usize) {
+    note(out, at, unexpected, "unexpected or repeated messages");
+    note(out, at, unclean, "closes not answered");
+}
+
 pub(super) fn problems(r: &Report) -> Vec<String> {
     let mut out = Vec::new();
     for t in &r.held {
@@ -200,13 +206,7 @@ pub(super) fn problems(r: &Report) -> Vec<String> {
                 "deliveries missing",
             );
         }
-        note(
-            &mut out,
-            &at,
-            t.unexpected_messages,
-            "unexpected or repeated messages",
-        );
-        note(&mut out, &at, t.unclean_closes, "closes not answered");
+        broadcast_problems(&mut out, &at, t.unexpected_messages, t.unclean_closes);
     }
     for t in &r.slow {
         let at = format!("round {}, slow {}", t.round + 1, t.variant);
@@ -216,13 +216,7 @@ pub(super) fn problems(r: &Report) -> Vec<String> {
             t.latency.missing,
             "deliveries to fast subscribers missing",
         );
-        note(
-            &mut out,
-            &at,
-            t.unexpected_messages,
-            "unexpected or repeated messages",
-        );
-        note(&mut out, &at, t.unclean_closes, "closes not answered");
+        broadcast_problems(&mut out, &at, t.unexpected_messages, t.unclean_closes);
         if let Some(s) = &t.stalled {
             // The stalled client must have overflowed its queue: it holds
             // fewer messages than were published, or the variant measures
