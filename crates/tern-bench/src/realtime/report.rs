@@ -57,22 +57,45 @@ fn fanout_case(n: usize, group: &str) -> String {
     }
 }
 
+/// Adds a figure over the rounds, when there are values.
+fn push(out: &mut Vec<Figure>, workload: &str, case: String, metric: &str, values: Vec<f64>) {
+    if !values.is_empty() {
+        out.push(Figure {
+            workload: workload.to_owned(),
+            case,
+            metric: metric.to_owned(),
+            summary: summarize(&values),
+        });
+    }
+}
+
+/// Adds the [`COST_METRICS`] of a `fanout*` or `slow` case, from each
+/// trial's values in their order.
+fn push_costs(
+    out: &mut Vec<Figure>,
+    workload: &str,
+    case: &str,
+    costs: impl Iterator<Item = [f64; 3]>,
+) {
+    let costs: Vec<[f64; 3]> = costs.collect();
+    for (i, metric) in COST_METRICS.into_iter().enumerate() {
+        push(
+            out,
+            workload,
+            case.to_owned(),
+            metric,
+            costs.iter().map(|c| c[i]).collect(),
+        );
+    }
+}
+
 pub(super) fn figures(r: &Report) -> Vec<Figure> {
     let mut out = Vec::new();
-    let mut push = |workload: &str, case: String, metric: &str, values: Vec<f64>| {
-        if !values.is_empty() {
-            out.push(Figure {
-                workload: workload.to_owned(),
-                case,
-                metric: metric.to_owned(),
-                summary: summarize(&values),
-            });
-        }
-    };
     for &n in &r.settings.held {
         let trials: Vec<&HeldTrial> = r.held.iter().filter(|t| t.held == n).collect();
         for (metric, value) in HELD_METRICS {
             push(
+                &mut out,
                 "held",
                 n.to_string(),
                 metric,
@@ -98,27 +121,20 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
                         .filter_map(|t| t.groups.iter().find(|(g, _)| g == group))
                         .map(|(_, l)| latency_metric(l, metric))
                         .collect();
-                    push(w, case.clone(), metric, values);
+                    push(&mut out, w, case.clone(), metric, values);
                 }
             }
-            let costs: Vec<[f64; 3]> = trials
+            let costs = trials
                 .iter()
-                .map(|t| [t.client_busy, t.server_busy, t.server_cpu_us_per_delivery])
-                .collect();
-            for (i, metric) in COST_METRICS.into_iter().enumerate() {
-                push(
-                    w,
-                    n.to_string(),
-                    metric,
-                    costs.iter().map(|c| c[i]).collect(),
-                );
-            }
+                .map(|t| [t.client_busy, t.server_busy, t.server_cpu_us_per_delivery]);
+            push_costs(&mut out, w, &n.to_string(), costs);
         }
     }
     for variant in SLOW_VARIANTS {
         let trials: Vec<&SlowTrial> = r.slow.iter().filter(|t| t.variant == variant).collect();
         for (metric, _) in LATENCY_METRICS {
             push(
+                &mut out,
                 "slow",
                 variant.to_owned(),
                 metric,
@@ -130,6 +146,7 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
         }
         for (metric, _) in LATENCY_METRICS {
             push(
+                &mut out,
                 "slow",
                 format!("{variant} after"),
                 metric,
@@ -140,18 +157,10 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
                     .collect(),
             );
         }
-        let costs: Vec<[f64; 3]> = trials
+        let costs = trials
             .iter()
-            .map(|t| [t.client_busy, t.server_busy, t.server_cpu_us_per_delivery])
-            .collect();
-        for (i, metric) in COST_METRICS.into_iter().enumerate() {
-            push(
-                "slow",
-                variant.to_owned(),
-                metric,
-                costs.iter().map(|c| c[i]).collect(),
-            );
-        }
+            .map(|t| [t.client_busy, t.server_busy, t.server_cpu_us_per_delivery]);
+        push_costs(&mut out, "slow", variant, costs);
     }
     out
 }
