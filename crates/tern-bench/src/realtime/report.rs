@@ -69,6 +69,22 @@ fn push(out: &mut Vec<Figure>, workload: &str, case: String, metric: &str, value
     }
 }
 
+/// Adds the [`LATENCY_METRICS`] of a case, from each trial's latency.
+fn push_latency(out: &mut Vec<Figure>, workload: &str, case: &str, latencies: &[&Latency]) {
+    for (metric, _) in LATENCY_METRICS {
+        push(
+            out,
+            workload,
+            case.to_owned(),
+            metric,
+            latencies
+                .iter()
+                .map(|l| latency_metric(l, metric))
+                .collect(),
+        );
+    }
+}
+
 /// Adds the [`COST_METRICS`] of a `fanout*` or `slow` case, from each
 /// trial's values in their order.
 fn push_costs(
@@ -115,14 +131,12 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
             };
             for (group, _) in &first.groups {
                 let case = fanout_case(n, group);
-                for (metric, _) in LATENCY_METRICS {
-                    let values = trials
-                        .iter()
-                        .filter_map(|t| t.groups.iter().find(|(g, _)| g == group))
-                        .map(|(_, l)| latency_metric(l, metric))
-                        .collect();
-                    push(&mut out, w, case.clone(), metric, values);
-                }
+                let latencies: Vec<&Latency> = trials
+                    .iter()
+                    .filter_map(|t| t.groups.iter().find(|(g, _)| g == group))
+                    .map(|(_, l)| l)
+                    .collect();
+                push_latency(&mut out, w, &case, &latencies);
             }
             let costs = trials
                 .iter()
@@ -132,31 +146,13 @@ pub(super) fn figures(r: &Report) -> Vec<Figure> {
     }
     for variant in SLOW_VARIANTS {
         let trials: Vec<&SlowTrial> = r.slow.iter().filter(|t| t.variant == variant).collect();
-        for (metric, _) in LATENCY_METRICS {
-            push(
-                &mut out,
-                "slow",
-                variant.to_owned(),
-                metric,
-                trials
-                    .iter()
-                    .map(|t| latency_metric(&t.latency, metric))
-                    .collect(),
-            );
-        }
-        for (metric, _) in LATENCY_METRICS {
-            push(
-                &mut out,
-                "slow",
-                format!("{variant} after"),
-                metric,
-                trials
-                    .iter()
-                    .filter_map(|t| t.latency_after.as_ref())
-                    .map(|l| latency_metric(l, metric))
-                    .collect(),
-            );
-        }
+        let latencies: Vec<&Latency> = trials.iter().map(|t| &t.latency).collect();
+        push_latency(&mut out, "slow", variant, &latencies);
+        let after: Vec<&Latency> = trials
+            .iter()
+            .filter_map(|t| t.latency_after.as_ref())
+            .collect();
+        push_latency(&mut out, "slow", &format!("{variant} after"), &after);
         let costs = trials
             .iter()
             .map(|t| [t.client_busy, t.server_busy, t.server_cpu_us_per_delivery]);
