@@ -2,29 +2,25 @@
 //! `routes`, `check`, `migrate`, `createsuperuser`, `serve --addr`.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod support;
+
 use std::{
-    io::{Read, Write},
+    io::Write,
     path::{Path, PathBuf},
     process::{Command, Output, Stdio},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-const BIN: &str = env!("CARGO_BIN_EXE_showcase");
-const STRONG: &str = "q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ";
+use support::{free_port, isolated, request, wait_for, BIN, STRONG};
 
 /// A scratch directory: the SQLite default (`data/app.db`) lives in it.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tern-commands-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::scratch(&format!("commands-{name}"))
 }
 
 fn showcase(dir: &Path, args: &[&str], envs: &[(&str, &str)], stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = isolated();
     cmd.current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("RUST_LOG", "warn")
         .args(args)
         .envs(envs.iter().copied())
@@ -203,7 +199,7 @@ fn createsuperuser_makes_a_staff_account_once() {
         .spawn()
         .unwrap();
     let body = format!(r#"{{"username":"ada","password":"{password}"}}"#);
-    let answer = post_json(port, "/auth/login", &body);
+    let answer = post_json(&mut server, port, "/auth/login", &body);
     let _ = server.kill();
     let _ = server.wait();
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
@@ -255,33 +251,16 @@ fn check_fails_in_development_and_passes_a_production_setup() {
     assert!(said.contains("SHOWCASE_ADMIN_PASSWORD"), "{said}");
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn post_json(port: u16, path: &str, body: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
-            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-            write!(
-                s,
-                "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
-                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .unwrap();
-            let mut out = String::new();
-            let _ = s.read_to_string(&mut out);
-            return out;
-        }
-        assert!(Instant::now() < deadline, "the showcase did not answer");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+/// `POST path` with a JSON body, once the server on `port` answers.
+fn post_json(server: &mut std::process::Child, port: u16, path: &str, body: &str) -> String {
+    let raw = format!(
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    wait_for(server, "the showcase", Duration::from_secs(20), || {
+        request(port, &raw).ok()
+    })
 }
 
 /// `secret-key` prints a key production accepts (the error for a weak

@@ -4,65 +4,20 @@
 //! JSON and CBOR alike, and sealed when the request was (issue 26).
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::{
-    io::{Read, Write},
-    net::TcpStream,
-    process::{Child, Command, Stdio},
-    time::{Duration, Instant},
-};
+mod support;
 
 use serde_json::{json, Value};
-
-const BIN: &str = env!("CARGO_BIN_EXE_showcase");
-
-/// A showcase process on a free port, killed when dropped.
-struct Showcase {
-    child: Child,
-    port: u16,
-    dir: std::path::PathBuf,
-}
+use support::{parts, request_bytes, Showcase};
 
 impl Showcase {
+    /// A showcase on a free port, with a database of its own.
     fn start() -> Showcase {
         Showcase::start_with(None)
     }
 
     /// A showcase with `COSE_KEYS`, when given.
     fn start_with(cose_keys: Option<&str>) -> Showcase {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        // One directory per showcase: the tests of this file run in
-        // parallel, and one must not delete the other's database.
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("tern-contract-errors-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut command = Command::new(BIN);
-        command
-            .env("TERN_ADDR", format!("127.0.0.1:{port}"))
-            .env("DATABASE_URL", format!("sqlite://{}/app.db", dir.display()))
-            .env_remove("COSE_KEYS")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        if let Some(keys) = cose_keys {
-            command.env("COSE_KEYS", keys);
-        }
-        let mut child = command.spawn().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "the showcase exited at start"
-            );
-            assert!(Instant::now() < deadline, "the showcase did not answer");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Showcase { child, port, dir }
+        Showcase::inheriting("contract-errors", cose_keys)
     }
 
     /// One request: the status, the `Content-Type` and the body.
@@ -79,21 +34,15 @@ impl Showcase {
         accept: &str,
         body: &[u8],
     ) -> Answer {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let head = format!(
+        let mut raw = format!(
             "{method} {target} HTTP/1.1\r\nHost: localhost\r\nAccept: {accept}\r\n\
              Content-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             body.len()
-        );
-        s.write_all(head.as_bytes()).unwrap();
-        s.write_all(body).unwrap();
-        let mut out = Vec::new();
-        s.read_to_end(&mut out).unwrap();
-        let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-        let head = String::from_utf8_lossy(&out[..split]).into_owned();
-        let status = head[9..12].parse().unwrap();
-        let body = &out[split + 4..];
+        )
+        .into_bytes();
+        raw.extend_from_slice(body);
+        let out = request_bytes(self.port, &raw).unwrap();
+        let (status, head, body) = parts(&out);
         let doc = serde_json::from_slice(body)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
         Answer {
@@ -102,14 +51,6 @@ impl Showcase {
             doc,
             raw: body.to_vec(),
         }
-    }
-}
-
-impl Drop for Showcase {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

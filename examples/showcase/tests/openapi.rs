@@ -5,86 +5,38 @@
 //! body, `/static/{path}`'s rules, the WebSocket route).
 #![allow(clippy::unwrap_used, missing_docs)]
 
-use std::{
-    io::{Read, Write},
-    net::TcpStream,
-    process::{Child, Command, Stdio},
-    time::{Duration, Instant},
-};
+mod support;
+
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
-
-const BIN: &str = env!("CARGO_BIN_EXE_showcase");
-
-/// A showcase process on a free port, with a database of its own; killed
-/// when dropped.
-struct Showcase {
-    child: Child,
-    port: u16,
-    dir: std::path::PathBuf,
-}
+use support::{parts, request_bytes, Showcase, BIN};
 
 impl Showcase {
+    /// A showcase on a free port, with a database of its own.
     fn start() -> Showcase {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        // One directory per showcase: the tests run in parallel.
-        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("tern-openapi-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut child = Command::new(BIN)
-            .env("TERN_ADDR", format!("127.0.0.1:{port}"))
-            .env("DATABASE_URL", format!("sqlite://{}/app.db", dir.display()))
-            .env_remove("COSE_KEYS")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "the showcase exited at start"
-            );
-            assert!(Instant::now() < deadline, "the showcase did not answer");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Showcase { child, port, dir }
+        Showcase::inheriting("openapi", None)
     }
 
     /// `GET target`: the status and the body.
     fn get(&self, target: &str) -> (u16, Vec<u8>) {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let head = format!(
-            "GET {target} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n\
-             Connection: close\r\n\r\n"
-        );
-        s.write_all(head.as_bytes()).unwrap();
-        let mut out = Vec::new();
-        s.read_to_end(&mut out).unwrap();
-        let split = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-        let status = String::from_utf8_lossy(&out[9..12]).parse().unwrap();
-        (status, out[split + 4..].to_vec())
+        let out = request_bytes(
+            self.port,
+            format!(
+                "GET {target} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n\
+                 Connection: close\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let (status, _, body) = parts(&out);
+        (status, body.to_vec())
     }
 
     fn document(&self) -> Value {
         let (status, body) = self.get("/openapi.json");
         assert_eq!(status, 200);
         serde_json::from_slice(&body).unwrap()
-    }
-}
-
-impl Drop for Showcase {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

@@ -11,86 +11,50 @@
 #![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod support;
+
 use std::{
-    io::{Read, Write},
-    net::{TcpListener, TcpStream},
+    net::TcpStream,
     process::{Child, Command, Stdio},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use base64::Engine as _;
+use support::{
+    free_port, fresh_postgres, header, isolated, listening, parts, request, request_bytes, scratch,
+    sqlite, unique, wait_for, Showcase,
+};
 use tern_contract::cose::{Keyring, Seal};
-
-const BIN: &str = env!("CARGO_BIN_EXE_showcase");
 
 fn keys() -> String {
     let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
     format!("k1:A256GCM:{}", b64(&[0x5a; 32]))
 }
 
-struct Showcase {
-    child: Child,
-    port: u16,
-}
-
 impl Showcase {
+    /// A showcase with only `envs` (and a database of its own unless
+    /// they name one).
     fn start(envs: &[(&str, &str)]) -> Showcase {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        // A database of its own unless the test names one.
-        let sqlite = format!(
-            "sqlite://{}/showcase-processes-{}-{port}/app.db",
-            std::env::temp_dir().display(),
-            std::process::id()
-        );
-        let mut child = Command::new(BIN)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("TERN_ADDR", format!("127.0.0.1:{port}"))
-            .env("DATABASE_URL", sqlite)
+        let dir = scratch("processes");
+        let mut command = isolated();
+        command
+            .env("DATABASE_URL", sqlite(&dir))
             .envs(envs.iter().copied())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Some(status) = child.try_wait().unwrap() {
-                let mut stderr = String::new();
-                let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
-                panic!("the showcase exited with {status}: {stderr}");
-            }
-            assert!(Instant::now() < deadline, "the showcase did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Showcase { child, port }
+            .stderr(Stdio::piped());
+        Showcase::spawn(command, dir)
     }
 
     /// `POST /items` with a COSE body: the status.
     fn post(&self, body: &[u8]) -> u16 {
-        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        write!(
-            s,
+        let mut raw = format!(
             "POST /items HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
              Content-Type: application/cose\r\nContent-Length: {}\r\n\r\n",
             body.len()
         )
-        .unwrap();
-        s.write_all(body).unwrap();
-        let mut out = Vec::new();
-        s.read_to_end(&mut out).unwrap();
-        String::from_utf8_lossy(&out[9..12]).parse().unwrap()
-    }
-}
-
-impl Drop for Showcase {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        .into_bytes();
+        raw.extend_from_slice(body);
+        parts(&request_bytes(self.port, &raw).unwrap()).0
     }
 }
 
@@ -144,34 +108,21 @@ fn exchange(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String, String) {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let mut head = format!(
+    let mut raw = format!(
         "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()
     );
     for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
+        raw.push_str(&format!("{name}: {value}\r\n"));
     }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body.as_bytes()).unwrap();
-    let mut out = Vec::new();
-    s.read_to_end(&mut out).unwrap();
-    let out = String::from_utf8_lossy(&out).into_owned();
-    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    raw.push_str("\r\n");
+    raw.push_str(body);
+    let res = request(port, &raw).unwrap();
     (
-        head[9..12].parse().unwrap(),
-        head.to_owned(),
-        body.to_owned(),
+        support::status(&res),
+        support::head(&res).to_owned(),
+        support::body(&res).to_owned(),
     )
-}
-
-fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
-    head.lines().find_map(|l| {
-        let (n, v) = l.split_once(':')?;
-        n.eq_ignore_ascii_case(name).then(|| v.trim())
-    })
 }
 
 /// nginx in front of `upstreams`, round robin, appending the client to
@@ -186,11 +137,7 @@ impl Nginx {
         let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"]
             .into_iter()
             .find(|p| std::path::Path::new(p).exists())?;
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let dir = std::env::temp_dir().join(format!("tern-nginx-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let servers: String = upstreams
@@ -215,7 +162,7 @@ impl Nginx {
         );
         let path = dir.join("nginx.conf");
         std::fs::write(&path, conf).unwrap();
-        let child = Command::new(nginx)
+        let mut child = Command::new(nginx)
             .arg("-c")
             .arg(&path)
             .arg("-p")
@@ -224,11 +171,9 @@ impl Nginx {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "nginx did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_for(&mut child, "nginx", Duration::from_secs(10), || {
+            listening(port)
+        });
         Some(Nginx { child, port })
     }
 }
@@ -252,11 +197,7 @@ fn two_processes_behind_nginx_share_sessions_the_throttle_and_the_rate_limit() {
     ) else {
         return;
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let prefix = format!("tern-processes-{}-{nanos}", std::process::id());
+    let prefix = unique("processes");
     if !share_state(&redis, &[]) {
         return;
     }
@@ -271,13 +212,7 @@ fn two_processes_behind_nginx_share_sessions_the_throttle_and_the_rate_limit() {
 /// The checks, with `store` added to the processes' settings; false when
 /// nginx is missing.
 fn share_state(redis: &str, store: &[(&str, &str)]) -> bool {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let database = rt
-        .block_on(tern_data::testing::fresh(tern_data::Backend::Postgres))
-        .unwrap();
+    let database = fresh_postgres().unwrap();
     let mut shared = vec![
         ("DATABASE_URL", database.as_str()),
         (

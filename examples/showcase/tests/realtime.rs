@@ -9,78 +9,42 @@
 #![cfg(all(feature = "redis", feature = "nats"))]
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod support;
+
 use std::{
     io::{BufRead, BufReader, Write},
-    net::{TcpListener, TcpStream},
-    path::PathBuf,
+    net::TcpStream,
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
+use support::{free_port, isolated, listening, scratch, sqlite, unique, wait_for, Showcase};
 use tokio_tungstenite::{tungstenite::Message, MaybeTlsStream, WebSocketStream};
 
-const BIN: &str = env!("CARGO_BIN_EXE_showcase");
 const ROOM: &str = "chat:lobby";
 
 type Ws = WebSocketStream<MaybeTlsStream<tokio::net::TcpStream>>;
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn unique(name: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("showcase-{name}-{}-{nanos}", std::process::id())
-}
-
-/// A showcase process; its log goes to a file the test reads.
-struct Showcase {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
 impl Showcase {
+    /// A showcase with only `envs`; its log goes to a file the test
+    /// reads.
     fn start(envs: &[(&str, &str)]) -> Showcase {
-        let port = free_port();
-        let dir = std::env::temp_dir().join(unique(&port.to_string()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let log = dir.join("showcase.log");
-        let child = Command::new(BIN)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("TERN_ADDR", format!("127.0.0.1:{port}"))
-            .env("DATABASE_URL", format!("sqlite://{}/app.db", dir.display()))
+        let dir = scratch("realtime");
+        let mut command = isolated();
+        command
+            .env("DATABASE_URL", sqlite(&dir))
             .env("RUST_LOG", "info")
             .envs(envs.iter().copied())
-            // The log goes to stdout.
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut showcase = Showcase { child, port, log };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Some(status) = showcase.child.try_wait().unwrap() {
-                panic!("the showcase exited with {status}: {}", showcase.log());
-            }
-            assert!(Instant::now() < deadline, "the showcase did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        showcase
+            // The log goes to stdout; what stops a start, to stderr.
+            .stdout(std::fs::File::create(dir.join("showcase.log")).unwrap())
+            .stderr(Stdio::piped());
+        Showcase::spawn(command, dir)
     }
 
     fn log(&mut self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        std::fs::read_to_string(self.dir.join("showcase.log")).unwrap_or_default()
     }
 
     async fn guest(&self, name: &str) -> Ws {
@@ -92,13 +56,6 @@ impl Showcase {
         .await
         .unwrap();
         ws
-    }
-}
-
-impl Drop for Showcase {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -277,17 +234,15 @@ struct Nats(Child);
 
 impl Nats {
     fn start(port: u16) -> Nats {
-        let child = Command::new("nats-server")
+        let mut child = Command::new("nats-server")
             .args(["-a", "127.0.0.1", "-p", &port.to_string()])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("nats-server (.ci/run installs it)");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "nats-server did not listen");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_for(&mut child, "nats-server", Duration::from_secs(10), || {
+            listening(port)
+        });
         Nats(child)
     }
 }

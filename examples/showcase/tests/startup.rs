@@ -3,21 +3,20 @@
 //! either runtime, and SIGTERM drains and exits 0.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+mod support;
+
 use std::{
-    io::{Read, Write},
-    net::TcpStream,
     process::{Command, Stdio},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-const BIN: &str = env!("CARGO_BIN_EXE_showcase");
-const STRONG: &str = "q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ";
+use support::{
+    exited_within, free_port, isolated, request, scratch, sqlite, stderr_of, wait_for, BIN, STRONG,
+};
 
 fn run_expecting_failure(envs: &[(&str, &str)]) -> String {
-    let mut cmd = Command::new(BIN);
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("TERN_ADDR", "127.0.0.1:0");
+    let mut cmd = isolated();
+    cmd.env("TERN_ADDR", "127.0.0.1:0");
     for (k, v) in envs {
         cmd.env(k, v);
     }
@@ -66,25 +65,12 @@ fn production_refuses_weak_or_missing_settings() {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn get(port: u16, path: &str, host: &str) -> Option<String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    request(
+        port,
+        &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
     )
-    .ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    Some(out)
+    .ok()
 }
 
 fn serve_and_stop(envs: &[(&str, &str)], host: &str) {
@@ -96,19 +82,9 @@ fn serve_and_stop(envs: &[(&str, &str)], host: &str) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let body = loop {
-        if let Some(res) = get(port, "/json", host) {
-            break res;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            let _ = child.stderr.take().unwrap().read_to_string(&mut stderr);
-            panic!("the showcase exited with {status}: {stderr}");
-        }
-        assert!(Instant::now() < deadline, "the showcase did not answer");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let body = wait_for(&mut child, "the showcase", Duration::from_secs(20), || {
+        get(port, "/json", host)
+    });
     assert!(body.starts_with("HTTP/1.1 200"), "{body}");
     assert!(body.ends_with(r#"{"message":"Hello, World!"}"#), "{body}");
     let health = get(port, "/health", host).unwrap();
@@ -118,24 +94,9 @@ fn serve_and_stop(envs: &[(&str, &str)], host: &str) {
         .status()
         .unwrap();
     assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let exit = loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            break exit;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the showcase did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let exit = exited_within(&mut child, Duration::from_secs(20))
+        .expect("the showcase did not stop on SIGTERM");
+    let stderr = stderr_of(&mut child);
     assert!(exit.success(), "exit {exit:?}: {stderr}");
     assert!(!stderr.contains(STRONG), "a secret was logged: {stderr}");
 }
@@ -166,10 +127,8 @@ fn per_core_runtime_serves_and_stops_on_sigterm() {
 /// out otherwise).
 #[test]
 fn a_pepper_in_use_is_required_at_start() {
-    let dir = std::env::temp_dir().join(format!("tern-pepper-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite://{}/app.db", dir.display());
+    let dir = scratch("pepper");
+    let url = sqlite(&dir);
     let pepper = "a pepper of at least sixteen bytes";
     // Development: the `admin` account is made, hashed with the pepper.
     serve_and_stop(

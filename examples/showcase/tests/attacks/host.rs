@@ -2,14 +2,9 @@
 //! production: junk `Host` spellings, weak `SECRET_KEY`s at start, and
 //! request bodies in a content coding.
 
-#[allow(unused_imports)]
 use super::harness::*;
 
-use std::{
-    io::Read,
-    process::{Command, Stdio},
-    time::{Duration, Instant},
-};
+use std::{io::Read, process::Stdio, time::Duration};
 
 /// `ALLOWED_HOSTS=127.0.0.1,localhost`: each spelling used to pass as
 /// the allowed host with a "port" of junk, and the sitemap echoed it.
@@ -66,12 +61,9 @@ fn guessable_secret_keys_stop_the_showcase() {
         "my-super-secret-key-for-production-2024",
         "0123456789abcdef0123456789abcdef0123",
     ] {
-        let dir = std::env::temp_dir().join(format!("tern-attacks-secret-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        let mut child = Command::new(BIN)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("DATABASE_URL", format!("sqlite://{}/app.db", dir.display()))
+        let dir = scratch("attacks-secret");
+        let mut child = isolated()
+            .env("DATABASE_URL", sqlite(&dir))
             .env("TERN_ENV", "production")
             .env("SECRET_KEY", weak)
             .env("ALLOWED_HOSTS", "127.0.0.1,localhost")
@@ -81,25 +73,12 @@ fn guessable_secret_keys_stop_the_showcase() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the showcase started with SECRET_KEY={weak}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        let Some(status) = exited_within(&mut child, Duration::from_secs(30)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the showcase started with SECRET_KEY={weak}");
         };
-        let mut out = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
+        let mut out = stderr_of(&mut child);
         child
             .stdout
             .take()

@@ -41,16 +41,7 @@ fn burst(app: &Showcase, round: usize) -> (Vec<u16>, u64) {
         .map(|i| {
             std::thread::spawn(move || {
                 let body = format!("username=nobody-{round}-{i}&password=a+wrong+password");
-                let res = request(
-                    port,
-                    &format!(
-                        "POST /auth/login HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
-                         Content-Type: application/x-www-form-urlencoded\r\n\
-                         Content-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    ),
-                )
-                .unwrap();
+                let res = request(port, &login_form(&body)).unwrap();
                 let code = status(&res);
                 match code {
                     401 => {}
@@ -74,17 +65,6 @@ fn burst(app: &Showcase, round: usize) -> (Vec<u16>, u64) {
     sampler.join().unwrap();
     peak.fetch_max(app.rss_kib() * 1024, Ordering::Relaxed);
     (statuses, peak.load(Ordering::Relaxed))
-}
-
-fn rss_kib_of(pid: u32) -> Option<u64> {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
 }
 
 #[test]

@@ -4,6 +4,9 @@
 //! binary as a user would.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+#[path = "../support/mod.rs"]
+mod support;
+
 mod harness;
 
 mod host;

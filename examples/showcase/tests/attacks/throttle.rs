@@ -14,16 +14,7 @@ fn burst(ports: &[u16], n: usize) -> (usize, usize) {
             let port = ports[i % ports.len()];
             std::thread::spawn(move || {
                 let body = format!("username=admin&password=guess+number+{i}");
-                request(
-                    port,
-                    &format!(
-                        "POST /auth/login HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
-                         Content-Type: application/x-www-form-urlencoded\r\n\
-                         Content-Length: {}\r\n\r\n{body}",
-                        body.len()
-                    ),
-                )
-                .unwrap()
+                request(port, &login_form(&body)).unwrap()
             })
         })
         .collect();
@@ -66,11 +57,7 @@ fn a_parallel_burst_across_two_processes_sharing_redis() {
     let Some(redis) = tern::test::service_url("REDIS_URL") else {
         return;
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let prefix = format!("tern-attacks-{}-{nanos}", std::process::id());
+    let prefix = unique("attacks");
     let store = [
         ("AUTH_STORE", "redis"),
         ("AUTH_REDIS_URL", redis.as_str()),
