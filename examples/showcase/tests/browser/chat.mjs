@@ -4,18 +4,11 @@
 // it leave.
 //
 //   node chat.mjs http://127.0.0.1:PORT
-import { chromium } from "playwright-core";
+import { fail, launch } from "./lib.mjs";
 
 const base = process.argv[2];
-const fail = (message) => {
-  console.error("FAIL: " + message);
-  process.exit(1);
-};
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"],
-});
+const browser = await launch();
 const problems = [];
 async function guest(name) {
   const context = await browser.newContext();

@@ -4,19 +4,12 @@
 // origin (the page works offline).
 //
 //   node docs.mjs http://127.0.0.1:PORT [screenshot.png]
-import { chromium } from "playwright-core";
+import { fail, launch } from "./lib.mjs";
 
 const base = process.argv[2];
 const screenshot = process.argv[3];
-const fail = (message) => {
-  console.error("FAIL: " + message);
-  process.exit(1);
-};
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage();
   const problems = [];

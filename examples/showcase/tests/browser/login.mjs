@@ -9,19 +9,12 @@
 // password in its URL.
 //
 //   node login.mjs http://127.0.0.1:PORT [password]
-import { chromium } from "playwright-core";
+import { fail, launch } from "./lib.mjs";
 
 const base = process.argv[2];
 const password = process.argv[3] || "tern-showcase";
-const fail = (message) => {
-  console.error("FAIL: " + message);
-  process.exit(1);
-};
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage();
   const problems = [];

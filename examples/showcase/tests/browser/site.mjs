@@ -5,26 +5,19 @@
 //
 //   node site.mjs http://127.0.0.1:PORT [screenshot.png]
 import { createRequire } from "node:module";
-import { chromium } from "playwright-core";
+import { fail, launch } from "./lib.mjs";
 
 const require = createRequire(import.meta.url);
 const axePath = require.resolve("axe-core");
 const base = process.argv[2];
 const screenshot = process.argv[3];
-const fail = (message) => {
-  console.error("FAIL: " + message);
-  process.exit(1);
-};
 
 // Pages a crawl does not open: sockets and event streams, and a form's
 // target that only takes POST.
 const skip = (path) =>
   path.startsWith("/chat/socket") || path.startsWith("/chat/events") || path.startsWith("/auth/");
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking"],
-});
+const browser = await launch();
 try {
   const page = await browser.newPage();
   const errors = [];
