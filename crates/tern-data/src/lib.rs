@@ -53,6 +53,7 @@ mod error;
 mod extract;
 mod migrate;
 pub mod model;
+mod sqlite_time;
 pub mod testing;
 pub mod transaction;
 
@@ -74,10 +75,34 @@ pub use transaction::{transactions, Transaction, Tx};
 pub use tern_macros::migrations;
 
 /// Maps a struct to a table: see [`Model`].
+///
+/// Besides numbers, text, `bool`, bytes and [`Encrypted`] values, a field
+/// may be an [`OffsetDateTime`] (`timestamptz` on PostgreSQL; on SQLite,
+/// UTC text of fixed width, so that ordering by it is ordering by time)
+/// or a [`Uuid`] (`uuid` on PostgreSQL, a 16-byte `BLOB` on SQLite), each
+/// also as an `Option`. A date-time cannot be the primary key. On
+/// SQLite, write date-times through the model: a hand-written query binds
+/// sqlx's own text (the value's offset, a trimmed fraction), which does
+/// not sort with the model's.
 pub use tern_macros::Model;
 
 /// sqlx, at the version this crate uses.
 pub use sqlx;
+
+/// The `time` crate, for date-time columns: an `OffsetDateTime` field is
+/// a `timestamptz` on PostgreSQL and UTC text on SQLite (see [`Model`]);
+/// `time::serde::rfc3339` writes it as RFC 3339 in JSON.
+pub use time;
+
+/// The `uuid` crate, for UUID columns (`uuid` on PostgreSQL, 16 bytes on
+/// SQLite); `Uuid::new_v4()` makes a random one.
+pub use uuid;
+
+/// A UUID column's type: see [`uuid`].
+pub use uuid::Uuid;
+
+/// A date-time column's type: see [`time`].
+pub use time::OffsetDateTime;
 
 /// Runs `$body` with `$p` bound to the pool of whichever database `$pool`
 /// is (the body is written once and compiled for each):

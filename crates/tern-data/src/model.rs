@@ -10,6 +10,9 @@ use sqlx::{postgres::PgRow, query::QueryAs, sqlite::SqliteRow, AssertSqlSafe, Po
 
 use crate::{transaction::Transaction, DataError, Pool};
 
+#[doc(hidden)]
+pub use crate::sqlite_time::{AsSqliteTime, SqliteTime};
+
 /// SQLite's arguments.
 pub type SqliteArgs = <Sqlite as sqlx::Database>::Arguments;
 /// PostgreSQL's arguments.

@@ -20,6 +20,9 @@ struct Field {
     listed: bool,
     encrypted: bool,
     read_only: bool,
+    /// An `OffsetDateTime` (or `Option` of one): bound on SQLite as
+    /// fixed-width UTC text, so that its order is the time order.
+    date_time: bool,
 }
 
 const FIELD_WORDS: &str =
@@ -78,6 +81,12 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             ))
         }
     };
+    if key.date_time {
+        return Err(syn::Error::new(
+            key.ident.span(),
+            "a date-time cannot be a model's primary key: SQLite compares the key as text",
+        ));
+    }
     for f in &fields {
         if f.encrypted && (f.searchable || f.sortable) {
             return Err(syn::Error::new(
@@ -178,20 +187,31 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             quote!(#ident: ::tern_data::sqlx::Row::try_get(row, #i)?)
         })
         .collect();
-    let insert_binds = inserted.iter().map(|f| {
+    let bind = |f: &Field| {
         let ident = &f.ident;
         quote!(.bind(&self.#ident))
-    });
-    let insert_binds: Vec<TokenStream> = insert_binds.collect();
-    let key_ident = &key.ident;
+    };
+    let bind_sqlite = |f: &Field| {
+        let ident = &f.ident;
+        if f.date_time {
+            quote!(.bind(::tern_data::model::AsSqliteTime::as_sqlite_time(&self.#ident)))
+        } else {
+            quote!(.bind(&self.#ident))
+        }
+    };
+    let insert_binds: Vec<TokenStream> = inserted.iter().map(|f| bind(f)).collect();
+    let insert_binds_sqlite: Vec<TokenStream> = inserted.iter().map(|f| bind_sqlite(f)).collect();
     let update_binds: Vec<TokenStream> = updated
         .iter()
-        .map(|f| {
-            let ident = &f.ident;
-            quote!(.bind(&self.#ident))
-        })
-        .chain(std::iter::once(quote!(.bind(&self.#key_ident))))
+        .map(|f| bind(f))
+        .chain(std::iter::once(bind(key)))
         .collect();
+    let update_binds_sqlite: Vec<TokenStream> = updated
+        .iter()
+        .map(|f| bind_sqlite(f))
+        .chain(std::iter::once(bind_sqlite(key)))
+        .collect();
+    let key_ident = &key.ident;
     // Text fields are checked for NUL before a write (both backends
     // answer the same 422).
     let text_checks: Vec<TokenStream> = fields
@@ -248,7 +268,7 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 &'q self,
                 q: ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Sqlite, Self, ::tern_data::model::SqliteArgs>,
             ) -> ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Sqlite, Self, ::tern_data::model::SqliteArgs> {
-                q #(#insert_binds)*
+                q #(#insert_binds_sqlite)*
             }
 
             fn bind_insert_pg<'q>(
@@ -262,7 +282,7 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 &'q self,
                 q: ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Sqlite, Self, ::tern_data::model::SqliteArgs>,
             ) -> ::tern_data::sqlx::query::QueryAs<'q, ::tern_data::sqlx::Sqlite, Self, ::tern_data::model::SqliteArgs> {
-                q #(#update_binds)*
+                q #(#update_binds_sqlite)*
             }
 
             fn bind_update_pg<'q>(
@@ -311,6 +331,7 @@ fn field(f: &syn::Field) -> syn::Result<Field> {
         listed: false,
         encrypted,
         read_only: false,
+        date_time: last.as_deref() == Some("OffsetDateTime"),
     };
     for attr in f.attrs.iter().filter(|a| a.path().is_ident("model")) {
         attr.parse_nested_meta(|meta| {
