@@ -299,7 +299,8 @@ pub(crate) async fn login(
     // Counted before it is evaluated: of a burst sent at once, only the
     // first `AUTH_LOGIN_FAILURES` are hashed.
     throttle::attempt(pool, &accounts, &creds.username, ip).await?;
-    let user = users::authenticate(pool, &passwords, &creds.username, &creds.password).await?;
+    let user =
+        users::authenticate_by(pool, &passwords, &creds.username, &creds.password, false).await?;
     throttle::succeeded(pool, &accounts, &creds.username, ip).await?;
     if let Some(old) = cookies.get_signed(&accounts.cookie) {
         session::delete(pool, &accounts, old.value()).await?;
@@ -370,7 +371,7 @@ pub(crate) async fn change_password(
     let ip = address(client);
     let pool = db.pool();
     throttle::attempt(pool, &accounts, &s.user.username, ip).await?;
-    users::authenticate(pool, &passwords, &s.user.username, &change.current).await?;
+    users::authenticate_by(pool, &passwords, &s.user.username, &change.current, false).await?;
     throttle::succeeded(pool, &accounts, &s.user.username, ip).await?;
     users::set_password(pool, &accounts, &passwords, s.user.id, &change.new).await?;
     let fresh = session::create(pool, &accounts, &s.user).await?;

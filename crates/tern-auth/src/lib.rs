@@ -28,6 +28,11 @@
 //! # Ok(()) }
 //! ```
 //!
+//! - **Users**: a username kept as given and compared without regard
+//!   to case (`Ada` logs in as `ada`; no one else can take `ADA`), an
+//!   optional email, unique the same way ([`NewUser`], [`create_user`]);
+//!   [`password::authenticate`] checks a username or an email and a
+//!   password for an app that takes logins its own way.
 //! - **Passwords**: Argon2id at OWASP's minimum (19 MiB, 2 passes), a
 //!   pepper from `PASSWORD_PEPPER` if set (required from then on:
 //!   [`check_pepper`] refuses a start without it), rehashed at login when
@@ -36,7 +41,8 @@
 //!   one hash ([`password::concurrency`]), a queue with a deadline
 //!   beyond them, then `503` with `Retry-After`. Unknown users are checked
 //!   against a decoy hash: the same answer and the same time as a wrong
-//!   password.
+//!   password. The same hashing for the app's own use: [`password`]'s
+//!   `hash`, `verify` (with whether to rehash) and `rehash`.
 //! - **Sessions**: a 256-bit random token in a signed, `HttpOnly`,
 //!   `SameSite=Lax` cookie (`Secure` in production); the database keeps
 //!   its SHA-256 digest, the user, a CSRF token, and ends it after
@@ -79,7 +85,9 @@ pub use handlers::LoggedIn;
 pub use rate_limit::RateLimit;
 pub use session::{delete_all as end_all_sessions, Session};
 pub use settings::{Accounts, Passwords};
-pub use users::{check_pepper, create_user, set_password, User, MAX_USERNAME_CHARS};
+pub use users::{
+    check_pepper, create_user, set_password, NewUser, User, MAX_EMAIL_CHARS, MAX_USERNAME_CHARS,
+};
 
 use tern::{
     routing::{get, post},

@@ -2,6 +2,33 @@
 //! lane), bounded input, and bounded memory: a fixed set of hashers,
 //! one per core, each reusing the 19 MiB of one hash (see
 //! [`concurrency`]); beyond them a queue with a deadline, then `503`.
+//!
+//! The accounts use them for `tern_users`; an app that keeps passwords
+//! of its own (or takes logins its own way) uses the same functions:
+//! [`hash`] a new password, [`verify`] one against a stored hash (and
+//! [`rehash`] it when its parameters are out of date), [`verify_nobody`]
+//! for an unknown account so that it takes as long as a wrong password,
+//! or [`authenticate`] a username or an email against the accounts'
+//! users. Hashing runs on the hashers' threads, never on the async
+//! runtime's; the pepper (`PASSWORD_PEPPER`) comes with [`Passwords`].
+//!
+//! ```
+//! # #[tokio::main] async fn main() -> Result<(), tern_auth::AuthError> {
+//! use tern_auth::{password, Passwords};
+//!
+//! let passwords = Passwords::default(); // the app's: `service.settings::<Passwords>()`
+//! let stored = password::hash(&passwords, "correct horse battery").await?;
+//! assert!(stored.starts_with("$argon2id$"));
+//!
+//! let verdict = password::verify(&passwords, "correct horse battery", &stored).await?;
+//! assert!(verdict.matches());
+//! if let Some(fresh) = password::rehash(&passwords, "correct horse battery", verdict).await? {
+//!     // Store `fresh` in place of `stored`: made with today's parameters.
+//!     # let _ = fresh;
+//! }
+//! assert!(!password::verify(&passwords, "wrong", &stored).await?.matches());
+//! # Ok(()) }
+//! ```
 
 use std::sync::{Arc, OnceLock};
 
@@ -11,7 +38,9 @@ use argon2::{
 };
 use subtle::ConstantTimeEq as _;
 
-use crate::{hasher_pool, AuthError};
+use crate::{hasher_pool, AuthError, Passwords};
+
+pub use crate::users::authenticate;
 
 /// The longest password accepted, in bytes: checked before hashing, so a
 /// long one cannot make hashing cost more.
@@ -124,7 +153,10 @@ fn hash_in(
 }
 
 /// The PHC string of `password`.
-pub(crate) async fn hash(password: &str, pepper: Option<Arc<[u8]>>) -> Result<String, AuthError> {
+pub(crate) async fn hash_with(
+    password: &str,
+    pepper: Option<Arc<[u8]>>,
+) -> Result<String, AuthError> {
     bounded(password)?;
     let password = password.to_owned();
     hasher_pool::pool()?
@@ -135,9 +167,10 @@ pub(crate) async fn hash(password: &str, pepper: Option<Arc<[u8]>>) -> Result<St
         .await?
 }
 
-/// What a verification found.
+/// What [`verify`] found: whether the password matches, and whether
+/// its hash should be replaced by one made with today's parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Verdict {
+pub struct Verdict {
     /// The password is right.
     pub(crate) ok: bool,
     /// The hash uses other parameters than today's: rehash it now that
@@ -193,8 +226,23 @@ fn matches_in(
     Ok(made.is_ok() && bool::from(out.ct_eq(expected.as_bytes())))
 }
 
+impl Verdict {
+    /// The password is the one the hash was made from.
+    pub fn matches(&self) -> bool {
+        self.ok
+    }
+
+    /// The password matches, and its hash was made with other parameters
+    /// than today's (weaker or stronger Argon2 costs, another algorithm,
+    /// without the pepper now set): hash the password again and store
+    /// the new hash ([`rehash`] does it). Never true for a wrong password.
+    pub fn needs_rehash(&self) -> bool {
+        self.ok && self.rehash
+    }
+}
+
 /// Checks `password` against `phc` (the comparison is in constant time).
-pub(crate) async fn verify(
+pub(crate) async fn verify_with(
     password: &str,
     phc: &str,
     pepper: Option<Arc<[u8]>>,
@@ -254,6 +302,94 @@ pub(crate) fn decoy() -> &'static str {
     })
 }
 
+/// The PHC string (`$argon2id$v=19$m=19456,t=2,p=1$...`) of a new
+/// `password`, with today's parameters and the pepper of `passwords` if
+/// one is set: what to store. The password's rules are checked first
+/// (at least [`MIN_PASSWORD_CHARS`] characters, at most
+/// [`MAX_PASSWORD_BYTES`] bytes: `422`); `503` when the hashers are
+/// busy past their queue.
+///
+/// ```
+/// # #[tokio::main] async fn main() -> Result<(), tern_auth::AuthError> {
+/// let passwords = tern_auth::Passwords::default();
+/// let stored = tern_auth::password::hash(&passwords, "correct horse battery").await?;
+/// assert!(stored.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
+/// assert!(tern_auth::password::hash(&passwords, "short").await.is_err());
+/// # Ok(()) }
+/// ```
+pub async fn hash(passwords: &Passwords, password: &str) -> Result<String, AuthError> {
+    acceptable(password)?;
+    hash_with(password, passwords.pepper()).await
+}
+
+/// Checks `password` against the stored hash `phc`, in constant time:
+/// whether it matches, and whether the hash needs a rehash
+/// ([`Verdict::needs_rehash`]: other parameters than today's). A stored
+/// string that is not an Argon2 hash matches nothing; a password over
+/// [`MAX_PASSWORD_BYTES`] is refused before hashing (`422`); a hash made
+/// with a pepper while `passwords` has none is an error (not a wrong
+/// password), naming `PASSWORD_PEPPER`.
+///
+/// ```
+/// # #[tokio::main] async fn main() -> Result<(), tern_auth::AuthError> {
+/// let passwords = tern_auth::Passwords::default();
+/// let stored = tern_auth::password::hash(&passwords, "correct horse battery").await?;
+/// let verdict = tern_auth::password::verify(&passwords, "correct horse battery", &stored).await?;
+/// assert!(verdict.matches() && !verdict.needs_rehash());
+/// # Ok(()) }
+/// ```
+pub async fn verify(
+    passwords: &Passwords,
+    password: &str,
+    phc: &str,
+) -> Result<Verdict, AuthError> {
+    verify_with(password, phc, passwords.pepper()).await
+}
+
+/// Rehash on login: when `verdict` (of [`verify`] for this `password`)
+/// says the stored hash is out of date, the password's hash with
+/// today's parameters and pepper, to store in its place; `None` when
+/// the hash is current or the password did not match.
+///
+/// ```
+/// # #[tokio::main] async fn main() -> Result<(), tern_auth::AuthError> {
+/// # let passwords = tern_auth::Passwords::default();
+/// # let stored = tern_auth::password::hash(&passwords, "correct horse battery").await?;
+/// let verdict = tern_auth::password::verify(&passwords, "correct horse battery", &stored).await?;
+/// if let Some(fresh) = tern_auth::password::rehash(&passwords, "correct horse battery", verdict).await? {
+///     // UPDATE ... SET password_hash = fresh
+///     # let _ = fresh;
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn rehash(
+    passwords: &Passwords,
+    password: &str,
+    verdict: Verdict,
+) -> Result<Option<String>, AuthError> {
+    if !verdict.needs_rehash() {
+        return Ok(None);
+    }
+    hash_with(password, passwords.pepper()).await.map(Some)
+}
+
+/// For a login whose account does not exist: checks `password` against
+/// a hash no password matches, with today's parameters, so that the
+/// answer comes as late as a wrong password's (no user enumeration by
+/// timing). Answer the same error as for a wrong password afterwards.
+///
+/// ```
+/// # #[tokio::main] async fn main() -> Result<(), tern_auth::AuthError> {
+/// let passwords = tern_auth::Passwords::default();
+/// tern_auth::password::verify_nobody(&passwords, "a guess").await?;
+/// # Ok(()) }
+/// ```
+pub async fn verify_nobody(passwords: &Passwords, password: &str) -> Result<(), AuthError> {
+    verify_with(password, decoy(), passwords.pepper())
+        .await
+        .map(|_| ())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -262,9 +398,9 @@ mod tests {
 
     #[tokio::test]
     async fn hashes_verify_and_old_parameters_ask_for_a_rehash() {
-        let h = hash("correct horse", None).await.unwrap();
+        let h = hash_with("correct horse", None).await.unwrap();
         assert!(h.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{h}");
-        let v = verify("correct horse", &h, None).await.unwrap();
+        let v = verify_with("correct horse", &h, None).await.unwrap();
         assert_eq!(
             v,
             Verdict {
@@ -272,25 +408,34 @@ mod tests {
                 rehash: false
             }
         );
-        assert!(!verify("wrong horse", &h, None).await.unwrap().ok);
+        assert!(!verify_with("wrong horse", &h, None).await.unwrap().ok);
         // With a pepper, only with the pepper.
         let pepper: Arc<[u8]> = Arc::from(&b"a pepper of sixteen+"[..]);
-        let hp = hash("correct horse", Some(pepper.clone())).await.unwrap();
+        let hp = hash_with("correct horse", Some(pepper.clone()))
+            .await
+            .unwrap();
         assert!(
             hp.starts_with("$argon2id$v=19$m=19456,t=2,p=1,keyid=cGVwcGVy$"),
             "{hp}"
         );
-        let v = verify("correct horse", &hp, Some(pepper.clone()))
+        let v = verify_with("correct horse", &hp, Some(pepper.clone()))
             .await
             .unwrap();
         assert!(v.ok && !v.rehash);
         let other: Arc<[u8]> = Arc::from(&b"another pepper of 16"[..]);
-        assert!(!verify("correct horse", &hp, Some(other)).await.unwrap().ok);
+        assert!(
+            !verify_with("correct horse", &hp, Some(other))
+                .await
+                .unwrap()
+                .ok
+        );
         // Without it: an error, never a plain "wrong password".
-        let err = verify("correct horse", &hp, None).await.unwrap_err();
+        let err = verify_with("correct horse", &hp, None).await.unwrap_err();
         assert!(err.to_string().contains("PASSWORD_PEPPER"), "{err}");
         // A hash from before the pepper verifies and asks for a rehash.
-        let v = verify("correct horse", &h, Some(pepper)).await.unwrap();
+        let v = verify_with("correct horse", &h, Some(pepper))
+            .await
+            .unwrap();
         assert!(v.ok && v.rehash);
         // A hash with weaker parameters verifies and asks for a rehash.
         let salt = SaltString::generate(&mut rand::rngs::OsRng);
@@ -302,7 +447,7 @@ mod tests {
         .hash_password(b"correct horse", &salt)
         .unwrap()
         .to_string();
-        let v = verify("correct horse", &weak, None).await.unwrap();
+        let v = verify_with("correct horse", &weak, None).await.unwrap();
         assert_eq!(
             v,
             Verdict {
@@ -311,7 +456,7 @@ mod tests {
             }
         );
         // The decoy parses, has today's parameters, and matches nothing.
-        let v = verify("correct horse", decoy(), None).await.unwrap();
+        let v = verify_with("correct horse", decoy(), None).await.unwrap();
         assert_eq!(
             v,
             Verdict {
@@ -321,18 +466,18 @@ mod tests {
         );
         assert!(PasswordHash::new(decoy()).is_ok());
         // Garbage in the table is a wrong password, not an error.
-        assert!(!verify("x", "not a hash", None).await.unwrap().ok);
+        assert!(!verify_with("x", "not a hash", None).await.unwrap().ok);
     }
 
     #[tokio::test]
     async fn oversized_passwords_are_refused_before_hashing() {
         let long = "x".repeat(MAX_PASSWORD_BYTES + 1);
         assert!(matches!(
-            hash(&long, None).await,
+            hash_with(&long, None).await,
             Err(AuthError::Password(_))
         ));
         assert!(matches!(
-            verify(&long, "$argon2id$", None).await,
+            verify_with(&long, "$argon2id$", None).await,
             Err(AuthError::Password(_))
         ));
         assert!(acceptable("short").is_err());

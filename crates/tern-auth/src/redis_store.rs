@@ -67,6 +67,8 @@ pub(crate) struct Stored {
     pub(crate) seen: i64,
     pub(crate) user_id: i64,
     pub(crate) username: String,
+    /// Absent in a session stored before accounts had emails.
+    pub(crate) email: Option<String>,
     pub(crate) is_staff: bool,
 }
 
@@ -118,19 +120,20 @@ impl RedisStore {
         let mut c = self.connection().await?;
         let key = self.key(digest);
         let index = self.index(s.user_id);
+        let mut fields = vec![
+            ("csrf", s.csrf.clone()),
+            ("created", s.created.to_string()),
+            ("seen", s.seen.to_string()),
+            ("user", s.user_id.to_string()),
+            ("name", s.username.clone()),
+            ("staff", u8::from(s.is_staff).to_string()),
+        ];
+        if let Some(email) = &s.email {
+            fields.push(("email", email.clone()));
+        }
         redis::pipe()
             .atomic()
-            .hset_multiple(
-                &key,
-                &[
-                    ("csrf", s.csrf.clone()),
-                    ("created", s.created.to_string()),
-                    ("seen", s.seen.to_string()),
-                    ("user", s.user_id.to_string()),
-                    ("name", s.username.clone()),
-                    ("staff", u8::from(s.is_staff).to_string()),
-                ],
-            )
+            .hset_multiple(&key, &fields)
             .expire(&key, i64::try_from(ttl.max(1)).unwrap_or(i64::MAX))
             .sadd(&index, digest)
             .expire(&index, i64::try_from(lifetime.max(1)).unwrap_or(i64::MAX))
@@ -160,6 +163,7 @@ impl RedisStore {
                         seen,
                         user_id,
                         username,
+                        email: get("email"),
                         is_staff: get("staff").as_deref() == Some("1"),
                     })
                 }

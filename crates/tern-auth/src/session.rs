@@ -65,6 +65,7 @@ pub(crate) async fn create(
                 seen: at,
                 user_id: user.id,
                 username: user.username.clone(),
+                email: user.email.clone(),
                 is_staff: user.is_staff,
             };
             let idle = accounts.session_idle.as_secs();
@@ -95,12 +96,13 @@ pub(crate) async fn load(
     }
     let id_hash = digest(token);
     let sql =
-        "SELECT s.csrf, s.created_at, s.last_seen, u.id, u.username, u.is_staff, u.is_active \
+        "SELECT s.csrf, s.created_at, s.last_seen, u.id, u.username, u.email, u.is_staff, u.is_active \
                FROM tern_sessions s JOIN tern_users u ON u.id = s.user_id WHERE s.id_hash = $1";
-    let row: Option<(String, i64, i64, i64, String, bool, bool)> = with_pool!(pool, p => {
+    type Row = (String, i64, i64, i64, String, Option<String>, bool, bool);
+    let row: Option<Row> = with_pool!(pool, p => {
         tern_data::sqlx::query_as(sql).bind(&id_hash).fetch_optional(p).await?
     });
-    let Some((csrf, created, seen, id, username, is_staff, active)) = row else {
+    let Some((csrf, created, seen, id, username, email, is_staff, active)) = row else {
         return Ok(None);
     };
     let at = now();
@@ -123,6 +125,7 @@ pub(crate) async fn load(
         user: User {
             id,
             username,
+            email,
             is_staff,
         },
         csrf,
@@ -158,6 +161,7 @@ async fn load_redis(
         user: User {
             id: s.user_id,
             username: s.username,
+            email: s.email,
             is_staff: s.is_staff,
         },
         csrf: s.csrf,

@@ -13,26 +13,62 @@ use crate::{password, Accounts, AuthError, Passwords};
 pub struct User {
     /// The user's id.
     pub id: i64,
-    /// The user's name (lower case).
+    /// The user's name, as given when the account was made (compared
+    /// without regard to case: `Ada` logs in as `ada`).
     pub username: String,
+    /// The user's email address, if the account has one (as given,
+    /// trimmed; compared without regard to case).
+    pub email: Option<String>,
     /// Whether the user is staff (the admin's, and [`Staff`](crate::Staff)'s).
     pub is_staff: bool,
 }
 
 /// The longest username, in characters.
 pub const MAX_USERNAME_CHARS: usize = 150;
+/// The longest email address, in characters (RFC 5321's limit on a
+/// path, 256 octets, less its angle brackets).
+pub const MAX_EMAIL_CHARS: usize = 254;
 
-/// A username as stored: trimmed, lower case, 1 to 150 characters, no
-/// control characters.
-pub(crate) fn normalize(username: &str) -> Result<String, AuthError> {
-    let name = username.trim().to_lowercase();
+/// A username as stored, and its key: trimmed, 1 to 150 characters, no
+/// control characters; kept as given, and compared by its key, the
+/// lower case form (Unicode's, as Rust's `str::to_lowercase`), which
+/// the `tern_users_username_ci` index keeps unique.
+pub(crate) fn normalize(username: &str) -> Result<(String, String), AuthError> {
+    let name = username.trim();
     let n = name.chars().count();
     if n == 0 || n > MAX_USERNAME_CHARS || name.chars().any(char::is_control) {
         return Err(AuthError::BadRequest(format!(
             "a username has 1 to {MAX_USERNAME_CHARS} characters, none of them control characters"
         )));
     }
-    Ok(name)
+    Ok((name.to_owned(), key(name)))
+}
+
+/// What a username or an email is compared by.
+fn key(name: &str) -> String {
+    name.trim().to_lowercase()
+}
+
+/// An email address as stored, and its key: trimmed, with an `@` that
+/// has something on each side, no spaces or control characters, at
+/// most [`MAX_EMAIL_CHARS`]; kept as given, compared (and unique) by
+/// its lower case form. Deliverability is the app's to check (send a
+/// link).
+pub(crate) fn normalize_email(email: &str) -> Result<(String, String), AuthError> {
+    let email = email.trim();
+    let well_formed = email
+        .rsplit_once('@')
+        .is_some_and(|(local, domain)| !local.is_empty() && !domain.is_empty())
+        && email.chars().count() <= MAX_EMAIL_CHARS
+        && !email.chars().any(|c| c.is_control() || c.is_whitespace());
+    if !well_formed {
+        return Err(AuthError::BadRequest(format!(
+            "`{}` is not an email address: one looks like `name@example.com` (at most \
+             {MAX_EMAIL_CHARS} characters, no spaces)",
+            email.chars().take(MAX_EMAIL_CHARS).collect::<String>()
+        )));
+    }
+    Ok((email.to_owned(), key(email)))
 }
 
 pub(crate) fn now() -> i64 {
@@ -77,7 +113,9 @@ pub async fn check_pepper(pool: &Pool, passwords: &Passwords) -> Result<(), Auth
 }
 
 /// Creates a user with `password` (its rules checked, hashed with
-/// Argon2id); `409` when the name is taken.
+/// Argon2id); `409` when the name is taken (in any case: `Ada` and
+/// `ada` are one name). The name is kept as given. For an email, use
+/// [`NewUser`].
 pub async fn create_user(
     pool: &Pool,
     passwords: &Passwords,
@@ -85,25 +123,106 @@ pub async fn create_user(
     password: &str,
     staff: bool,
 ) -> Result<User, AuthError> {
-    let username = normalize(username)?;
-    password::acceptable(password)?;
-    let hash = password::hash(password, passwords.pepper()).await?;
-    let sql = "INSERT INTO tern_users (username, password_hash, is_staff, is_active, created_at) \
-               VALUES ($1, $2, $3, TRUE, $4) RETURNING id";
-    let id: i64 = with_pool!(pool, p => {
-        tern_data::sqlx::query_scalar(sql)
-            .bind(&username)
-            .bind(&hash)
-            .bind(staff)
-            .bind(now())
-            .fetch_one(p)
-            .await?
-    });
-    Ok(User {
-        id,
-        username,
-        is_staff: staff,
-    })
+    NewUser::new(username, password)
+        .staff(staff)
+        .create(pool, passwords)
+        .await
+}
+
+/// A user to create: a username and a password, optionally an email
+/// address and staff rights; [`create_user`] with more to say.
+///
+/// The username is kept as given and compared without regard to case
+/// (`Ada` logs in as `ada`, and no one else can take `ADA`); so is the
+/// email, once trimmed (unique too: `409` when another account has it).
+///
+/// ```no_run
+/// # async fn make(db: &tern_data::Database, passwords: &tern_auth::Passwords) -> Result<(), tern_auth::AuthError> {
+/// use tern_auth::NewUser;
+///
+/// let user = NewUser::new("Ada", "correct horse battery")
+///     .email("ada@example.com")
+///     .create(db.pool(), passwords)
+///     .await?;
+/// assert_eq!(user.username, "Ada");
+/// assert_eq!(user.email.as_deref(), Some("ada@example.com"));
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct NewUser<'a> {
+    username: &'a str,
+    password: &'a str,
+    email: Option<&'a str>,
+    staff: bool,
+}
+
+impl std::fmt::Debug for NewUser<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewUser")
+            .field("username", &self.username)
+            .field("password", &"<redacted>")
+            .field("email", &self.email)
+            .field("staff", &self.staff)
+            .finish()
+    }
+}
+
+impl<'a> NewUser<'a> {
+    /// A user named `username` (trimmed, kept as given) with `password`:
+    /// no email, not staff.
+    pub fn new(username: &'a str, password: &'a str) -> Self {
+        NewUser {
+            username,
+            password,
+            email: None,
+            staff: false,
+        }
+    }
+
+    /// The user's email address: trimmed, kept as given, unique without
+    /// regard to case; one without an `@` is refused (`400`).
+    pub fn email(mut self, email: &'a str) -> Self {
+        self.email = Some(email);
+        self
+    }
+
+    /// Whether the user is staff.
+    pub fn staff(mut self, staff: bool) -> Self {
+        self.staff = staff;
+        self
+    }
+
+    /// Creates the user: `400` for a malformed name or email, `422` for
+    /// a password that breaks the rules (checked before hashing), `409`
+    /// when the name or the email is taken.
+    pub async fn create(self, pool: &Pool, passwords: &Passwords) -> Result<User, AuthError> {
+        let (username, username_key) = normalize(self.username)?;
+        let email = self.email.map(normalize_email).transpose()?;
+        password::acceptable(self.password)?;
+        let hash = password::hash_with(self.password, passwords.pepper()).await?;
+        let (email, email_key) = email.unzip();
+        let sql = "INSERT INTO tern_users \
+                   (username, username_key, email, email_key, password_hash, is_staff, is_active, created_at) \
+                   VALUES ($1, $2, $3, $4, $5, $6, TRUE, $7) RETURNING id";
+        let id: i64 = with_pool!(pool, p => {
+            tern_data::sqlx::query_scalar(sql)
+                .bind(&username)
+                .bind(&username_key)
+                .bind(&email)
+                .bind(&email_key)
+                .bind(&hash)
+                .bind(self.staff)
+                .bind(now())
+                .fetch_one(p)
+                .await?
+        });
+        Ok(User {
+            id,
+            username,
+            email,
+            is_staff: self.staff,
+        })
+    }
 }
 
 /// Sets a user's password (its rules checked) and ends every session of
@@ -116,7 +235,7 @@ pub async fn set_password(
     password: &str,
 ) -> Result<(), AuthError> {
     password::acceptable(password)?;
-    let hash = password::hash(password, passwords.pepper()).await?;
+    let hash = password::hash_with(password, passwords.pepper()).await?;
     store_hash(pool, user_id, &hash).await?;
     crate::session::delete_all(pool, accounts, user_id).await
 }
@@ -129,37 +248,81 @@ pub(crate) async fn store_hash(pool: &Pool, user_id: i64, hash: &str) -> Result<
     Ok(())
 }
 
-/// The user `username` if `password` is theirs and the account is
-/// active. Unknown users are checked against a decoy hash, so that every
-/// failure takes as long and answers the same.
-pub(crate) async fn authenticate(
+/// The user whose username or email is `login` (either without regard
+/// to case), if `password` is theirs and the account is active: the
+/// accounts' own login, for an app that takes credentials its own way
+/// (a JSON API's `POST /users/login`). A hash made with older
+/// parameters is replaced at once by one with today's
+/// ([`password::rehash`](crate::password::rehash)).
+///
+/// Every failure is [`AuthError::BadCredentials`], and takes as long:
+/// an unknown login is checked against a decoy hash with today's
+/// parameters, as a wrong password is checked against the user's. A
+/// username that is also another account's email finds the account
+/// with that username. No throttle here: the app counts attempts (the
+/// built-in `POST /auth/login` does, per account and address).
+///
+/// ```no_run
+/// # async fn login(db: &tern_data::Database, passwords: &tern_auth::Passwords) -> Result<(), tern_auth::AuthError> {
+/// let user = tern_auth::password::authenticate(db.pool(), passwords, "ADA@example.com", "correct horse battery").await?;
+/// println!("{} logged in", user.username);
+/// # Ok(()) }
+/// ```
+pub async fn authenticate(
     pool: &Pool,
     passwords: &Passwords,
-    username: &str,
+    login: &str,
     password: &str,
 ) -> Result<User, AuthError> {
+    authenticate_by(pool, passwords, login, password, true).await
+}
+
+/// [`authenticate`], by username alone unless `by_email`: the built-in
+/// login and password change stay by username (their throttle counts by
+/// the name given, so a second name for the account would double it).
+pub(crate) async fn authenticate_by(
+    pool: &Pool,
+    passwords: &Passwords,
+    login: &str,
+    password: &str,
+    by_email: bool,
+) -> Result<User, AuthError> {
     password::bounded(password)?;
-    let username = normalize(username).map_err(|_| AuthError::BadCredentials)?;
-    let sql = "SELECT id, password_hash, is_staff, is_active FROM tern_users WHERE username = $1";
-    let row: Option<(i64, String, bool, bool)> = with_pool!(pool, p => {
-        tern_data::sqlx::query_as(sql).bind(&username).fetch_optional(p).await?
+    let login = key(login);
+    let n = login.chars().count();
+    if n == 0 || n > MAX_USERNAME_CHARS.max(MAX_EMAIL_CHARS) {
+        return Err(AuthError::BadCredentials);
+    }
+    // The username first: adding emails never takes a login from a name.
+    let sql = if by_email {
+        "SELECT id, username, email, password_hash, is_staff, is_active FROM tern_users \
+         WHERE username_key = $1 OR email_key = $1 \
+         ORDER BY CASE WHEN username_key = $1 THEN 0 ELSE 1 END LIMIT 1"
+    } else {
+        "SELECT id, username, email, password_hash, is_staff, is_active FROM tern_users \
+         WHERE username_key = $1"
+    };
+    type Row = (i64, String, Option<String>, String, bool, bool);
+    let row: Option<Row> = with_pool!(pool, p => {
+        tern_data::sqlx::query_as(sql).bind(&login).fetch_optional(p).await?
     });
     let pepper = passwords.pepper();
-    let Some((id, hash, is_staff, active)) = row else {
-        let _ = password::verify(password, password::decoy(), pepper).await?;
+    let Some((id, username, email, hash, is_staff, active)) = row else {
+        let _ = password::verify_with(password, password::decoy(), pepper).await?;
         return Err(AuthError::BadCredentials);
     };
-    let verdict = password::verify(password, &hash, pepper.clone()).await?;
+    let verdict = password::verify_with(password, &hash, pepper.clone()).await?;
     if !verdict.ok || !active {
         return Err(AuthError::BadCredentials);
     }
     if verdict.rehash {
-        let fresh = password::hash(password, pepper).await?;
+        let fresh = password::hash_with(password, pepper).await?;
         store_hash(pool, id, &fresh).await?;
     }
     Ok(User {
         id,
         username,
+        email,
         is_staff,
     })
 }

@@ -202,16 +202,18 @@ async fn login_sessions_and_csrf() {
         let server = Server::start(&url, &[]).await;
         server.user("Ada", "correct horse battery", false).await;
 
+        // The name is kept as given, and compared without regard to case.
         let a = server.login("ada", "correct horse battery").await;
         assert_eq!(a.status, 200, "{backend:?}: {}", a.body);
-        assert_eq!(a.json()["user"]["username"], "ada");
+        assert_eq!(a.json()["user"]["username"], "Ada");
+        assert_eq!(a.json()["user"]["email"], Value::Null);
         let line = a.set_cookie_line();
         for attribute in ["httponly", "samesite=lax", "path=/", "max-age=1209600"] {
             assert!(line.contains(attribute), "{line}");
         }
         let cookie = a.cookie().unwrap();
         let token = a.json()["csrf_token"].as_str().unwrap().to_owned();
-        assert_eq!(server.get("/me", &cookie).await.body, "hello ada");
+        assert_eq!(server.get("/me", &cookie).await.body, "hello Ada");
         let anonymous = server.send("GET", "/me", &[], "").await;
         assert_eq!(anonymous.status, 401);
         assert!(anonymous.head.contains("application/problem+json"));
@@ -232,14 +234,14 @@ async fn login_sessions_and_csrf() {
             .await;
         assert_eq!(
             (by_header.status, by_header.body.as_str()),
-            (200, "ada wrote hi")
+            (200, "Ada wrote hi")
         );
         let by_field = server
             .post_note(&cookie, &[], &format!("text=there&csrf_token={token}"))
             .await;
         assert_eq!(
             (by_field.status, by_field.body.as_str()),
-            (200, "ada wrote there")
+            (200, "Ada wrote there")
         );
         // Another site, even with the right token.
         let other_site = server
@@ -726,6 +728,16 @@ async fn the_redis_store_keeps_sessions_and_counts_for_every_server() {
         sqlx::query_scalar("SELECT COUNT(*) FROM tern_sessions").fetch_one(p).await.unwrap()
     });
     assert_eq!(count, 0);
+    // The session keeps the name as given and the email.
+    tern_auth::NewUser::new("Eve", "correct horse battery")
+        .email("eve@example.com")
+        .create(&a.pool(), &Passwords::default())
+        .await
+        .unwrap();
+    let (eve, _) = logged_in(&a, "eve", "correct horse battery").await;
+    let session = b.get("/auth/session", &eve).await.json();
+    assert_eq!(session["user"]["username"], "Eve");
+    assert_eq!(session["user"]["email"], "eve@example.com");
     // Logout on one ends it on the other.
     let out = b
         .send(
