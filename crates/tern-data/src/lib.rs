@@ -42,6 +42,11 @@
 //!   database cannot be reached, and the pool reconnects by itself when it
 //!   is back; `404` for a missing row, `409` for a unique or foreign-key
 //!   conflict.
+//! - **Rows**: [`Model`] maps a struct to a table (typed CRUD, lists);
+//!   [`Row`](macro@Row) reads the row of any other query (a join) by
+//!   column name. Both need no sqlx in the app's own dependencies.
+//!   Columns may be [`OffsetDateTime`]s and [`Uuid`]s (re-exported, with
+//!   their crates [`time`] and [`uuid`]).
 //! - **SQL**: sqlx 0.9 takes a `&'static str` as a query, so SQL built at
 //!   run time must be marked (`sqlx::AssertSqlSafe`): client input goes in
 //!   bound parameters, never in the text.
@@ -85,6 +90,31 @@ pub use tern_macros::migrations;
 /// sqlx's own text (the value's offset, a trimmed fraction), which does
 /// not sort with the model's.
 pub use tern_macros::Model;
+
+/// Reads a struct from a query's row, by column name, on both databases:
+/// for the rows of queries a [`Model`] does not write (joins, aggregates).
+/// The app needs no sqlx features of its own: the generated code names
+/// `tern_data::sqlx`.
+///
+/// A field reads the column of its name, or `#[row(rename = "column")]`'s.
+///
+/// ```no_run
+/// # async fn f(pool: &tern_data::Pool) -> Result<(), tern_data::DataError> {
+/// #[derive(tern_data::Row)]
+/// struct Comment {
+///     body: String,
+///     #[row(rename = "username")]
+///     author: String,
+/// }
+///
+/// let sql = "SELECT c.body, u.username FROM comments c \
+///            JOIN users u ON u.id = c.author_id ORDER BY c.id";
+/// let comments: Vec<Comment> = tern_data::with_pool!(pool, p => {
+///     tern_data::sqlx::query_as(sql).fetch_all(p).await?
+/// });
+/// # Ok(()) }
+/// ```
+pub use tern_macros::Row;
 
 /// sqlx, at the version this crate uses.
 pub use sqlx;

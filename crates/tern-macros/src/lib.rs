@@ -30,6 +30,7 @@ mod contract;
 mod handler;
 mod migrations;
 mod model;
+mod row;
 
 /// Checks a handler at its definition, so that a mistake is reported at
 /// the argument or return type at fault rather than where the handler is
@@ -132,6 +133,15 @@ pub fn migrations(input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Model, attributes(model))]
 pub fn derive_model(input: TokenStream) -> TokenStream {
     match model::expand(input.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// Reads a struct from a query's row by column name; see `tern_data::Row`.
+#[proc_macro_derive(Row, attributes(row))]
+pub fn derive_row(input: TokenStream) -> TokenStream {
+    match row::expand(input.into()) {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
     }
