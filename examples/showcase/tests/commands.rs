@@ -125,7 +125,11 @@ fn migrate_plans_applies_and_says_what_it_did() {
     let text = stdout(&applied);
     assert!(text.contains("applying 0001_notes.sqlite.sql"), "{text}");
     assert!(text.contains("applying 0001_accounts.sqlite.sql"), "{text}");
-    assert!(text.contains("applied 2 migration(s)"), "{text}");
+    assert!(
+        text.contains("applying 0002_usernames_as_given_and_emails.sqlite.sql"),
+        "{text}"
+    );
+    assert!(text.contains("applied 3 migration(s)"), "{text}");
     let again = showcase(&dir, &["migrate"], &[], None);
     assert!(
         stdout(&again).contains("nothing to apply"),
