@@ -109,6 +109,7 @@ fn logged_in(op: &mut Operation) {
                     "user": { "type": "object", "properties": {
                         "id": { "type": "integer" },
                         "username": { "type": "string" },
+                        "email": { "type": ["string", "null"] },
                         "is_staff": { "type": "boolean" },
                     } },
                     "csrf_token": { "type": "string" },
