@@ -100,8 +100,9 @@ fn routes_lists_methods_patterns_handlers_and_middleware() {
             .map(str::to_owned)
             .collect()
     };
-    assert_eq!(row("GET", "/guide/{slug}")[3], "doc");
-    assert_eq!(row("POST", "/auth/login")[3], "login");
+    // Handlers by their full path: the app's and a battery's.
+    assert_eq!(row("GET", "/guide/{slug}")[3], "showcase::site::doc");
+    assert_eq!(row("POST", "/auth/login")[3], "tern_auth::handlers::login");
     let notes = row("POST", "/notes").join(" ");
     // The CSRF check runs before the rate limit (outermost first).
     let csrf = notes.find("FromFnLayer<csrf").unwrap();

@@ -9,7 +9,7 @@
 //! | command | what it does |
 //! |---|---|
 //! | `serve` (the default) | serves the app; `--addr` overrides `TERN_ADDR` |
-//! | `routes` | a table of every route: method, pattern, name, handler, middleware |
+//! | `routes` | a table of every route: method, pattern, name, handler (its full path, `my_app::articles::list`), middleware |
 //! | `check` | the production checklist; exits non-zero when a line fails |
 //! | `help`, `--help` | what each command does and takes |
 //!

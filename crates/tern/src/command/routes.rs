@@ -2,8 +2,8 @@
 
 use crate::AppService;
 
-/// The routes of `app` as a table: method, pattern, name, handler,
-/// middleware (the route's own layers, outermost first), then the app's
+/// The routes of `app` as a table: method, pattern, name, handler (its
+/// full path), middleware (the route's own layers, outermost first), then the app's
 /// layers, which wrap every route.
 pub(crate) fn table(app: &AppService) -> String {
     let mut rows: Vec<[String; 5]> = vec![[
@@ -24,7 +24,7 @@ pub(crate) fn table(app: &AppService) -> String {
                 method.method.clone(),
                 pattern.clone(),
                 route.name.clone().unwrap_or_else(|| "-".into()),
-                short(method.handler),
+                handler(method.handler),
                 if middleware.is_empty() {
                     "-".into()
                 } else {
@@ -69,9 +69,29 @@ pub(crate) fn table(app: &AppService) -> String {
 /// my_app::auth>` is `FromFnLayer<auth>`; a closure keeps the item it is
 /// in (`main::{{closure}}`).
 pub(crate) fn short(name: &str) -> String {
+    shorten(name, false)
+}
+
+/// A handler's name: its full item path, so two `list`s in two modules
+/// are told apart, with the paths inside its generic arguments dropped as
+/// [`short`] does: `my_app::articles::list<my_app::Db>` is
+/// `my_app::articles::list<Db>`.
+pub(crate) fn handler(name: &str) -> String {
+    shorten(name, true)
+}
+
+/// Drops the module paths of `name`'s segments; with `keep_outer`, those
+/// outside any `<..>`, `(..)` or `[..]` (the item itself) keep theirs.
+fn shorten(name: &str, keep_outer: bool) -> String {
     let mut out = String::with_capacity(name.len());
     let mut segment = String::new();
-    let flush = |segment: &mut String, out: &mut String| {
+    let mut depth = 0usize;
+    let flush = |segment: &mut String, out: &mut String, depth: usize| {
+        if keep_outer && depth == 0 {
+            out.push_str(segment);
+            segment.clear();
+            return;
+        }
         let parts: Vec<&str> = segment.split("::").collect();
         let keep = match parts.as_slice() {
             [.., item, last] if last.starts_with("{{") => format!("{item}::{last}"),
@@ -83,14 +103,29 @@ pub(crate) fn short(name: &str) -> String {
     };
     for c in name.chars() {
         match c {
-            '<' | '>' | ',' | '(' | ')' | '[' | ']' | '&' | ';' | ' ' => {
-                flush(&mut segment, &mut out);
+            '<' | '(' | '[' => {
+                flush(&mut segment, &mut out, depth);
+                out.push(c);
+                depth += 1;
+            }
+            // The `>` of a function type's `->` closes nothing.
+            '>' if segment.ends_with('-') => {
+                flush(&mut segment, &mut out, depth);
+                out.push(c);
+            }
+            '>' | ')' | ']' => {
+                flush(&mut segment, &mut out, depth);
+                out.push(c);
+                depth = depth.saturating_sub(1);
+            }
+            ',' | '&' | ';' | ' ' => {
+                flush(&mut segment, &mut out, depth);
                 out.push(c);
             }
             _ => segment.push(c),
         }
     }
-    flush(&mut segment, &mut out);
+    flush(&mut segment, &mut out, depth);
     out
 }
 
@@ -107,6 +142,26 @@ mod tests {
             "main::{{closure}}"
         );
         assert_eq!(super::short("showcase::site::home"), "home");
+    }
+
+    #[test]
+    fn handler_names_keep_their_paths_but_not_their_arguments() {
+        assert_eq!(
+            super::handler("realworld::articles::list"),
+            "realworld::articles::list"
+        );
+        assert_eq!(
+            super::handler("my_app::users::show<my_app::db::Pg, alloc::vec::Vec<u8>>"),
+            "my_app::users::show<Pg, Vec<u8>>"
+        );
+        assert_eq!(
+            super::handler("showcase::main::{{closure}}"),
+            "showcase::main::{{closure}}"
+        );
+        assert_eq!(
+            super::handler("my_app::wrap<fn() -> my_app::Page>::{{closure}}"),
+            "my_app::wrap<fn() -> Page>::{{closure}}"
+        );
     }
 }
 
@@ -140,7 +195,13 @@ mod table_tests {
             lines
                 .iter()
                 .any(|l| l.split_whitespace().collect::<Vec<_>>()
-                    == ["GET", "/users/{id:u64}", "user", "show", "-"]),
+                    == [
+                        "GET",
+                        "/users/{id:u64}",
+                        "user",
+                        "tern::command::routes::table_tests::show",
+                        "-"
+                    ]),
             "{table}"
         );
         assert!(lines.iter().any(|l| l.starts_with("POST")), "{table}");
@@ -148,5 +209,45 @@ mod table_tests {
         assert!(admin.contains("FromFnLayer<audit"), "{table}");
         assert!(lines.iter().any(|l| l.contains("/health")), "{table}");
         assert!(table.contains("around every request: CorsLayer"), "{table}");
+    }
+
+    mod articles {
+        pub(super) async fn list() -> &'static str {
+            "articles"
+        }
+    }
+
+    mod profiles {
+        pub(super) async fn list() -> &'static str {
+            "profiles"
+        }
+    }
+
+    #[test]
+    fn handlers_of_one_name_in_two_modules_are_told_apart() {
+        let app = App::new()
+            .route("/articles", get(articles::list))
+            .route("/profiles", get(profiles::list))
+            .build()
+            .unwrap();
+        let table = super::table(&app);
+        let handler = |pattern: &str| -> String {
+            table
+                .lines()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>())
+                .find(|cells| cells.get(1) == Some(&pattern))
+                .unwrap_or_else(|| panic!("no {pattern} in:\n{table}"))[3]
+                .to_owned()
+        };
+        assert_eq!(
+            handler("/articles"),
+            "tern::command::routes::table_tests::articles::list",
+            "{table}"
+        );
+        assert_eq!(
+            handler("/profiles"),
+            "tern::command::routes::table_tests::profiles::list",
+            "{table}"
+        );
     }
 }
