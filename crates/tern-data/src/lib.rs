@@ -89,6 +89,50 @@ pub use tern_macros::migrations;
 /// SQLite, write date-times through the model: a hand-written query binds
 /// sqlx's own text (the value's offset, a trimmed fraction), which does
 /// not sort with the model's.
+///
+/// `#[model(table = "...")]` on the struct names the table (else the
+/// struct's name in snake case, plus `s`). On a field, `#[model(...)]`
+/// takes: `primary_key` (exactly one field), `column = "..."`,
+/// `label = "..."`, `default` (left to the database on insert),
+/// `searchable`, `sortable`, `listed`, `read_only` (never written by
+/// `update`) and `unique`.
+///
+/// `unique` declares a column that the migration makes `UNIQUE` (the
+/// index is what enforces it) and generates its finders, with the
+/// struct's visibility: `find_by_<field>(pool, value)`, the row or
+/// [`DataError`]'s `404` when there is none, `find_by_<field>_opt`, an
+/// `Option`, and `find_by_<field>_in` / `find_by_<field>_opt_in`, which
+/// take the request's [`Transaction`] as [`Model::get_in`] does. The value
+/// is a `&str` for a `String` field, a `&T` for any other `T`, and the
+/// inner type's for an `Option` (`NULL` is never found). On SQLite a
+/// date-time is bound as the model writes it, so the finder finds it in
+/// any offset. `unique` is refused on the primary key (use
+/// [`Model::get`]) and on an [`Encrypted`] field (each value has a random
+/// nonce: nothing to look up); [`Column::unique`](model::Column::unique)
+/// tells it at run time.
+///
+/// ```no_run
+/// use tern_data::{DataError, Model, Pool, Transaction};
+///
+/// #[derive(Model)]
+/// #[model(table = "articles")]
+/// pub struct Article {
+///     #[model(primary_key)]
+///     pub id: i64,
+///     #[model(unique)]
+///     pub slug: String,
+///     #[model(searchable, sortable)]
+///     pub title: String,
+/// }
+///
+/// async fn show(pool: &Pool, slug: &str) -> Result<Article, DataError> {
+///     Article::find_by_slug(pool, slug).await // a 404 when none
+/// }
+///
+/// async fn taken(tx: &mut Transaction, slug: &str) -> Result<bool, DataError> {
+///     Ok(Article::find_by_slug_opt_in(tx, slug).await?.is_some())
+/// }
+/// ```
 pub use tern_macros::Model;
 
 /// Reads a struct from a query's row, by column name, on both databases:

@@ -62,6 +62,9 @@ pub struct Column {
     /// Never written by `update` (`#[model(read_only)]`; the primary key
     /// too).
     pub read_only: bool,
+    /// Declared unique (`#[model(unique)]`; the migration's unique index
+    /// enforces it): the model has `find_by_<field>` finders.
+    pub unique: bool,
 }
 
 /// A table's row as a struct: `#[derive(Model)]` implements it, with the

@@ -14,7 +14,9 @@ use tern::{
 };
 use tern_data::{
     model::{Column, Kind},
-    Backend, DataError, Database, Db, ListQuery, Migrations, Model, Page,
+    time::{Duration, UtcOffset},
+    with_pool, Backend, DataError, Database, Db, ListQuery, Migrations, Model, OffsetDateTime,
+    Page, Pool, Transaction, Uuid,
 };
 
 static MIGRATIONS: Migrations = tern_data::migrations!("tests/migrations");
@@ -25,7 +27,7 @@ struct Note {
     #[model(primary_key)]
     #[serde(default)]
     id: i64,
-    #[model(label = "Title", searchable, sortable, listed)]
+    #[model(label = "Title", searchable, sortable, listed, unique)]
     title: String,
     #[model(searchable)]
     body: String,
@@ -340,6 +342,169 @@ async fn a_bad_list_parameter_is_a_400_naming_it() {
         .await;
     assert_eq!(status, 400);
     assert!(body.contains("at most 32 parameters"), "{body}");
+}
+
+/// `#[model(unique)]` on `title` (UNIQUE in migration 0001): found, a
+/// `404` when absent, `None` from `_opt`, and the `_in` forms see the
+/// transaction's own uncommitted row, which the pool does not.
+#[tokio::test]
+async fn unique_columns_have_finders() {
+    let title = Note::column("title").unwrap();
+    assert!(title.unique);
+    assert!(!Note::column("body").unwrap().unique);
+    assert!(!Note::column("id").unwrap().unique);
+    for backend in BACKENDS {
+        let Some(server) = seeded(backend).await else {
+            continue;
+        };
+        let pool = server.db().pool().clone();
+        let found = Note::find_by_title(&pool, "note 07").await.unwrap();
+        assert_eq!((found.id, found.stars), (7, 2), "{backend:?}");
+        assert_eq!(
+            Note::find_by_title_opt(&pool, "note 08").await.unwrap(),
+            Some(Note::get(&pool, 8).await.unwrap())
+        );
+        let missing = Note::find_by_title(&pool, "note 99").await.unwrap_err();
+        assert!(matches!(missing, DataError::Sqlx(_)), "{missing:?}");
+        assert_eq!(
+            tern::IntoResponse::into_response(missing).status(),
+            StatusCode::NOT_FOUND,
+            "{backend:?}"
+        );
+        assert_eq!(
+            Note::find_by_title_opt(&pool, "note 99").await.unwrap(),
+            None
+        );
+        // The value is bound: a quote finds nothing and breaks nothing.
+        assert_eq!(
+            Note::find_by_title_opt(&pool, "' OR '1'='1").await.unwrap(),
+            None
+        );
+
+        let mut tx = match &pool {
+            Pool::Sqlite(p) => Transaction::Sqlite(p.begin().await.unwrap()),
+            Pool::Postgres(p) => Transaction::Postgres(p.begin().await.unwrap()),
+        };
+        let made = Note {
+            id: 0,
+            title: "uncommitted".into(),
+            body: String::new(),
+            stars: 3,
+        }
+        .insert_in(&mut tx)
+        .await
+        .unwrap();
+        assert_eq!(
+            Note::find_by_title_in(&mut tx, "uncommitted")
+                .await
+                .unwrap(),
+            made
+        );
+        assert_eq!(
+            Note::find_by_title_opt_in(&mut tx, "uncommitted")
+                .await
+                .unwrap(),
+            Some(made)
+        );
+        assert_eq!(
+            Note::find_by_title_opt_in(&mut tx, "note 99")
+                .await
+                .unwrap(),
+            None
+        );
+        let missing = Note::find_by_title_in(&mut tx, "note 99")
+            .await
+            .unwrap_err();
+        assert_eq!(
+            tern::IntoResponse::into_response(missing).status(),
+            StatusCode::NOT_FOUND
+        );
+        // Another connection does not see it.
+        assert_eq!(
+            Note::find_by_title_opt(&pool, "uncommitted").await.unwrap(),
+            None
+        );
+        drop(tx);
+        assert_eq!(
+            Note::find_by_title_opt(&pool, "uncommitted").await.unwrap(),
+            None
+        );
+    }
+}
+
+/// Unique columns that are not text: a UUID (`&Uuid`), and an optional
+/// date-time (`&OffsetDateTime`, the inner type).
+#[derive(Debug, Clone, PartialEq, Model)]
+#[model(table = "slots")]
+struct Slot {
+    #[model(primary_key)]
+    id: i64,
+    #[model(unique)]
+    public_id: Uuid,
+    #[model(unique)]
+    starts: Option<OffsetDateTime>,
+}
+
+/// On SQLite a date-time is found only if the finder binds it as the model
+/// wrote it (UTC, fixed width): here it is asked for in another offset,
+/// with a fraction sqlx's own text would trim.
+#[tokio::test]
+async fn unique_uuid_and_date_time_columns_have_finders() {
+    assert!(Slot::column("public_id").unwrap().unique && Slot::column("starts").unwrap().unique);
+    for backend in BACKENDS {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let db = Database::from_url(&url).unwrap();
+        let sql = match backend {
+            Backend::Sqlite => {
+                "CREATE TABLE slots (id INTEGER PRIMARY KEY AUTOINCREMENT, \
+                 public_id BLOB NOT NULL UNIQUE, starts TEXT UNIQUE)"
+            }
+            Backend::Postgres => {
+                "CREATE TABLE slots (id BIGSERIAL PRIMARY KEY, \
+                 public_id UUID NOT NULL UNIQUE, starts TIMESTAMPTZ UNIQUE)"
+            }
+        };
+        with_pool!(db.pool(), p => {
+            tern_data::sqlx::raw_sql(sql).execute(p).await.unwrap();
+        });
+        let pool = db.pool();
+        let at = OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap()
+            + Duration::milliseconds(500);
+        let made = Slot {
+            id: 0,
+            public_id: Uuid::new_v4(),
+            starts: Some(at),
+        }
+        .insert(pool)
+        .await
+        .unwrap();
+        let east = at.to_offset(UtcOffset::from_hms(2, 0, 0).unwrap());
+        assert_eq!(
+            Slot::find_by_starts(pool, &east).await.unwrap(),
+            made,
+            "{backend:?}"
+        );
+        assert_eq!(
+            Slot::find_by_starts_opt(pool, &(at + Duration::seconds(1)))
+                .await
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            Slot::find_by_public_id(pool, &made.public_id)
+                .await
+                .unwrap(),
+            made
+        );
+        assert_eq!(
+            Slot::find_by_public_id_opt(pool, &Uuid::new_v4())
+                .await
+                .unwrap(),
+            None
+        );
+    }
 }
 
 fn url_encode(s: &str) -> String {

@@ -20,13 +20,15 @@ struct Field {
     listed: bool,
     encrypted: bool,
     read_only: bool,
+    /// `#[model(unique)]`: the migration's unique index, declared; the
+    /// model gets `find_by_<field>` finders.
+    unique: bool,
     /// An `OffsetDateTime` (or `Option` of one): bound on SQLite as
     /// fixed-width UTC text, so that its order is the time order.
     date_time: bool,
 }
 
-const FIELD_WORDS: &str =
-    "primary_key, column = \"..\", label = \"..\", default, searchable, sortable, listed, read_only";
+const FIELD_WORDS: &str = "primary_key, column = \"..\", label = \"..\", default, searchable, sortable, listed, read_only, unique";
 
 pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let input: DeriveInput = syn::parse2(input)?;
@@ -94,6 +96,18 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 "an encrypted column cannot be searched or sorted: the database sees only ciphertext",
             ));
         }
+        if f.unique && f.encrypted {
+            return Err(syn::Error::new(
+                f.ident.span(),
+                "`unique` cannot go on an encrypted column: each value is sealed with a random nonce, so no lookup can find it",
+            ));
+        }
+        if f.unique && f.primary_key {
+            return Err(syn::Error::new(
+                f.ident.span(),
+                "`unique` is implied by `primary_key`: find a row by its key with `get`",
+            ));
+        }
         if f.searchable && f.kind != "Text" {
             return Err(syn::Error::new(
                 f.ident.span(),
@@ -155,6 +169,7 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             listed,
             encrypted,
             read_only,
+            unique,
             ..
         } = f;
         let kind = syn::Ident::new(f.kind, f.ident.span());
@@ -174,6 +189,7 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 listed: #listed,
                 encrypted: #encrypted,
                 read_only: #read_only,
+                unique: #unique,
             }
         }
     });
@@ -229,10 +245,22 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             }
         })
         .collect();
+    let finders: Vec<TokenStream> = fields
+        .iter()
+        .filter(|f| f.unique)
+        .map(|f| finders(f, &input.vis, &select_all))
+        .collect();
     let key_ty = &key.ty;
     let sqlite_row = quote!(::tern_data::sqlx::sqlite::SqliteRow);
     let pg_row = quote!(::tern_data::sqlx::postgres::PgRow);
+    let finders = if finders.is_empty() {
+        TokenStream::new()
+    } else {
+        quote!(impl #name { #(#finders)* })
+    };
     Ok(quote! {
+        #finders
+
         impl<'r> ::tern_data::sqlx::FromRow<'r, #sqlite_row> for #name {
             fn from_row(row: &'r #sqlite_row) -> ::core::result::Result<Self, ::tern_data::sqlx::Error> {
                 ::core::result::Result::Ok(#name { #(#gets),* })
@@ -295,6 +323,102 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     })
 }
 
+/// `find_by_<field>`, `find_by_<field>_opt` and their `_in` forms for a
+/// `#[model(unique)]` field: the pool forms take a `&Pool` as `get` does,
+/// the transaction forms a `&mut Transaction` as `get_in` does.
+fn finders(f: &Field, vis: &syn::Visibility, select_all: &str) -> TokenStream {
+    let plain = f.ident.to_string();
+    let plain = plain.strip_prefix("r#").unwrap_or(&plain).to_owned();
+    let span = f.ident.span();
+    let name = |suffix: &str| syn::Ident::new(&format!("find_by_{plain}{suffix}"), span);
+    let (find, find_opt, find_in, find_opt_in) =
+        (name(""), name("_opt"), name("_in"), name("_opt_in"));
+    // The value's name is the field's, unless it would clash with the
+    // other names of the body.
+    let value = if matches!(plain.as_str(), "pool" | "tx" | "conn" | "SQL") {
+        syn::Ident::new("value", span)
+    } else {
+        f.ident.clone()
+    };
+    let inner = option_inner(&f.ty).unwrap_or(&f.ty);
+    let param = if last_segment(inner).as_deref() == Some("String") {
+        quote!(&str)
+    } else {
+        quote!(&#inner)
+    };
+    let column = &f.column;
+    let sql = format!("{select_all} WHERE \"{column}\" = $1");
+    let sqlite_value = if f.date_time {
+        quote!(::tern_data::model::AsSqliteTime::as_sqlite_time(#value))
+    } else {
+        quote!(#value)
+    };
+    let doc = format!(
+        "The row whose `{column}` is the given value (`#[model(unique)]`); \
+         `DataError`'s `404` when there is none."
+    );
+    let doc_opt = format!("The row whose `{column}` is the given value, if there is one.");
+    let doc_in = format!("`{find}` inside the request's transaction.");
+    let doc_opt_in = format!("`{find_opt}` inside the request's transaction.");
+    let pool = quote!(::tern_data::Pool);
+    let tx = quote!(::tern_data::Transaction);
+    let error = quote!(::tern_data::DataError);
+    let query = quote!(::tern_data::sqlx::query_as(SQL));
+    quote! {
+        #[doc = #doc]
+        #[allow(dead_code, unreachable_pub)]
+        #vis async fn #find(
+            pool: &#pool,
+            #value: #param,
+        ) -> ::core::result::Result<Self, #error> {
+            const SQL: &str = #sql;
+            ::core::result::Result::Ok(match pool {
+                #pool::Sqlite(conn) => #query.bind(#sqlite_value).fetch_one(conn).await?,
+                #pool::Postgres(conn) => #query.bind(#value).fetch_one(conn).await?,
+            })
+        }
+
+        #[doc = #doc_opt]
+        #[allow(dead_code, unreachable_pub)]
+        #vis async fn #find_opt(
+            pool: &#pool,
+            #value: #param,
+        ) -> ::core::result::Result<::core::option::Option<Self>, #error> {
+            const SQL: &str = #sql;
+            ::core::result::Result::Ok(match pool {
+                #pool::Sqlite(conn) => #query.bind(#sqlite_value).fetch_optional(conn).await?,
+                #pool::Postgres(conn) => #query.bind(#value).fetch_optional(conn).await?,
+            })
+        }
+
+        #[doc = #doc_in]
+        #[allow(dead_code, unreachable_pub)]
+        #vis async fn #find_in(
+            tx: &mut #tx,
+            #value: #param,
+        ) -> ::core::result::Result<Self, #error> {
+            const SQL: &str = #sql;
+            ::core::result::Result::Ok(match tx {
+                #tx::Sqlite(conn) => #query.bind(#sqlite_value).fetch_one(&mut **conn).await?,
+                #tx::Postgres(conn) => #query.bind(#value).fetch_one(&mut **conn).await?,
+            })
+        }
+
+        #[doc = #doc_opt_in]
+        #[allow(dead_code, unreachable_pub)]
+        #vis async fn #find_opt_in(
+            tx: &mut #tx,
+            #value: #param,
+        ) -> ::core::result::Result<::core::option::Option<Self>, #error> {
+            const SQL: &str = #sql;
+            ::core::result::Result::Ok(match tx {
+                #tx::Sqlite(conn) => #query.bind(#sqlite_value).fetch_optional(&mut **conn).await?,
+                #tx::Postgres(conn) => #query.bind(#value).fetch_optional(&mut **conn).await?,
+            })
+        }
+    }
+}
+
 fn field(f: &syn::Field) -> syn::Result<Field> {
     let ident = f
         .ident
@@ -331,6 +455,7 @@ fn field(f: &syn::Field) -> syn::Result<Field> {
         listed: false,
         encrypted,
         read_only: false,
+        unique: false,
         date_time: last.as_deref() == Some("OffsetDateTime"),
     };
     for attr in f.attrs.iter().filter(|a| a.path().is_ident("model")) {
@@ -348,6 +473,8 @@ fn field(f: &syn::Field) -> syn::Result<Field> {
                 out.listed = true;
             } else if word("read_only") {
                 out.read_only = true;
+            } else if word("unique") {
+                out.unique = true;
             } else if word("column") {
                 out.column = identifier(&meta.value()?.parse()?)?;
             } else if word("label") {
@@ -425,5 +552,98 @@ fn label(name: &str) -> String {
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => words,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::expand;
+
+    fn expanded(input: proc_macro2::TokenStream) -> String {
+        expand(input)
+            .map(|t| t.to_string())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn error(input: proc_macro2::TokenStream) -> String {
+        match expand(input) {
+            Ok(tokens) => panic!("expanded: {tokens}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_unique_field_gets_finders_with_the_struct_visibility() {
+        let out = expanded(quote! {
+            pub struct User {
+                #[model(primary_key)] id: i64,
+                #[model(unique)] email: String,
+                #[model(unique)] r#ref: Option<i64>,
+                #[model(unique)] at: Option<OffsetDateTime>,
+                name: String,
+            }
+        });
+        for finder in [
+            "pub async fn find_by_email (pool : & :: tern_data :: Pool , email : & str ,)",
+            "pub async fn find_by_email_opt (pool",
+            "pub async fn find_by_email_in (tx : & mut :: tern_data :: Transaction , email : & str ,)",
+            "pub async fn find_by_email_opt_in (tx",
+            "pub async fn find_by_ref (pool : & :: tern_data :: Pool , r#ref : & i64 ,)",
+            "find_by_at (pool : & :: tern_data :: Pool , at : & OffsetDateTime ,)",
+            r#""SELECT \"id\", \"email\", \"ref\", \"at\", \"name\" FROM \"users\" WHERE \"email\" = $1""#,
+            "as_sqlite_time (at)",
+            "unique : true",
+        ] {
+            assert!(out.contains(finder), "{finder} in {out}");
+        }
+        assert!(!out.contains("find_by_name"), "{out}");
+        assert!(!out.contains("find_by_id"), "{out}");
+        assert_eq!(out.matches("unique : true").count(), 3, "{out}");
+        // Without `unique`, no finders and no inherent impl.
+        let out = expanded(quote! {
+            struct Note { #[model(primary_key)] id: i64, title: String }
+        });
+        assert!(!out.contains("find_by_"), "{out}");
+        assert!(out.contains("unique : false"), "{out}");
+        // A field named like the body's own bindings takes `value`.
+        for field in ["pool", "tx", "conn"] {
+            let ident = quote::format_ident!("{field}");
+            let out = expanded(quote! {
+                struct Link { #[model(primary_key)] id: i64, #[model(unique)] #ident: String }
+            });
+            assert!(out.contains(", value : & str ,)"), "{field}: {out}");
+            assert!(out.contains(". bind (value)"), "{field}: {out}");
+        }
+    }
+
+    #[test]
+    fn unique_is_refused_on_an_encrypted_field_and_on_the_key() {
+        let e = error(quote! {
+            struct Patient {
+                #[model(primary_key)] id: i64,
+                #[model(unique)] ssn: tern_data::Encrypted<String>,
+            }
+        });
+        assert!(
+            e.contains("`unique` cannot go on an encrypted column"),
+            "{e}"
+        );
+        let e = error(quote! {
+            struct Patient {
+                #[model(unique)] ssn: Option<Encrypted<String>>,
+                #[model(primary_key)] id: i64,
+            }
+        });
+        assert!(e.contains("`unique`"), "{e}");
+        let e = error(quote! {
+            struct Note { #[model(primary_key, unique)] id: i64 }
+        });
+        assert!(e.contains("`unique` is implied by `primary_key`"), "{e}");
+        let e = error(quote! {
+            struct Note { #[model(primary_key)] id: i64, #[model(uniq)] t: String }
+        });
+        assert!(e.contains("read_only, unique"), "{e}");
     }
 }
