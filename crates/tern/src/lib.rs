@@ -5,6 +5,8 @@ mod app;
 pub mod command;
 pub mod config;
 mod context;
+#[cfg(feature = "cors")]
+mod cors;
 mod drain;
 pub mod extract;
 mod handler;

@@ -524,6 +524,13 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         let chain = layers
             .iter()
             .fold(dispatch, |route, layer| layer.apply(route));
+        // CORS (`CORS_ALLOWED_ORIGINS`) around the app's own layers, before
+        // routing: preflights of any path are answered, `404`s carry it.
+        #[cfg(feature = "cors")]
+        let chain = match &config.cors {
+            Some(cors) => chain.layer(&crate::cors::layer(cors)),
+            None => chain,
+        };
         let shared = Arc::new(Shared::new(config, renderer, table, settings));
         Ok(AppService {
             inner: Arc::new(AppInner {

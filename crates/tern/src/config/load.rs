@@ -28,8 +28,8 @@ use http::HeaderName;
 use serde::Deserialize;
 
 use super::{
-    file::read_toml, validate, Config, ConfigError, Environment, HostPattern, InvalidResponses,
-    Limits, RuntimeMode, SecretKey, Sources, Timeouts,
+    file::read_toml, validate, Config, ConfigError, Cors, CorsList, Environment, HostPattern,
+    InvalidResponses, Limits, RuntimeMode, SecretKey, Sources, Timeouts,
 };
 use crate::{
     extract::{
@@ -77,6 +77,11 @@ pub(super) const UNPREFIXED: &[&str] = &[
     "ALLOWED_HOSTS",
     "TRUSTED_PROXY_HEADER",
     "TRUSTED_PROXIES",
+    "CORS_ALLOWED_ORIGINS",
+    "CORS_ALLOWED_METHODS",
+    "CORS_ALLOWED_HEADERS",
+    "CORS_ALLOW_CREDENTIALS",
+    "CORS_MAX_AGE",
 ];
 
 impl Config {
@@ -182,6 +187,16 @@ struct Raw {
     trusted_proxy_header: Option<HeaderName>,
     #[serde(default, deserialize_with = "read::proxies")]
     trusted_proxies: Option<Vec<IpNet>>,
+    #[serde(default, deserialize_with = "read::origins")]
+    cors_allowed_origins: Option<CorsList<String>>,
+    #[serde(default, deserialize_with = "read::methods")]
+    cors_allowed_methods: Option<CorsList<http::Method>>,
+    #[serde(default, deserialize_with = "read::header_names")]
+    cors_allowed_headers: Option<CorsList<HeaderName>>,
+    #[serde(default, deserialize_with = "read::flag")]
+    cors_allow_credentials: Option<bool>,
+    #[serde(default, deserialize_with = "read::duration")]
+    cors_max_age: Option<Duration>,
     #[serde(default, deserialize_with = "read::header_name")]
     request_id_header: Option<HeaderName>,
     #[serde(default, deserialize_with = "read::flag")]
@@ -275,6 +290,7 @@ impl Raw {
         let d = Config::default();
         let (l, t) = (&d.limits, &d.timeouts);
         let env = self.env.unwrap_or(d.env);
+        let cors = self.cors()?;
         Ok(Config {
             addr: self.addr.unwrap_or(d.addr),
             env,
@@ -319,8 +335,43 @@ impl Raw {
                 shutdown: self.shutdown_timeout.unwrap_or(t.shutdown),
             },
             tls: validate::tls_files(self.tls_cert, self.tls_key)?,
+            cors,
             sources: Sources::default(),
         })
+    }
+
+    /// The CORS settings: none without `CORS_ALLOWED_ORIGINS`, and then
+    /// the others are an error (set for nothing, likely a typo).
+    fn cors(&self) -> Result<Option<Cors>, ConfigError> {
+        let Some(origins) = self.cors_allowed_origins.clone() else {
+            for (set, name) in [
+                (self.cors_allowed_methods.is_some(), "CORS_ALLOWED_METHODS"),
+                (self.cors_allowed_headers.is_some(), "CORS_ALLOWED_HEADERS"),
+                (
+                    self.cors_allow_credentials.is_some(),
+                    "CORS_ALLOW_CREDENTIALS",
+                ),
+                (self.cors_max_age.is_some(), "CORS_MAX_AGE"),
+            ] {
+                if set {
+                    return Err(ConfigError::new(
+                        name,
+                        "is set, but CORS_ALLOWED_ORIGINS is not: without it no CORS header is sent",
+                    ));
+                }
+            }
+            return Ok(None);
+        };
+        let mut cors = Cors::new(origins);
+        if let Some(methods) = &self.cors_allowed_methods {
+            cors.allowed_methods = methods.clone();
+        }
+        if let Some(headers) = &self.cors_allowed_headers {
+            cors.allowed_headers = headers.clone();
+        }
+        cors.allow_credentials = self.cors_allow_credentials.unwrap_or(false);
+        cors.max_age = self.cors_max_age.unwrap_or(cors.max_age);
+        Ok(Some(cors))
     }
 }
 
@@ -394,6 +445,16 @@ mod read {
             p if p.starts_with('/') => Ok(Some(p.to_owned())),
             p => Err(format!("`{p}` must start with `/` (or be `off`)")),
         };
+        origins: CorsList<String> = |v| list(v, origin);
+        methods: CorsList<http::Method> = |v| {
+            list(v, |m| {
+                http::Method::from_bytes(m.to_ascii_uppercase().as_bytes())
+                    .map_err(|_| format!("`{m}` is not an HTTP method"))
+            })
+        };
+        header_names: CorsList<HeaderName> = |v| {
+            list(v, |h| HeaderName::try_from(h).map_err(|_| format!("`{h}` is not a header name")))
+        };
         number_usize: usize = number;
         number_u32: u32 = number;
         number_u64: u64 = number;
@@ -401,6 +462,63 @@ mod read {
         max_form_depth: usize = |v| number(v).and_then(validate::max_form_depth);
         path: PathBuf = |v| Ok(PathBuf::from(v));
         duration: Duration = parse_duration_text;
+    }
+
+    /// `*`, or comma-separated values each read by `item`.
+    fn list<T>(v: &str, item: fn(&str) -> Result<T, String>) -> Result<CorsList<T>, String> {
+        let items: Vec<&str> = v
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        if items == ["*"] {
+            return Ok(CorsList::Any);
+        }
+        if items.contains(&"*") {
+            return Err(format!("`{v}`: `*` allows any, alone; not in a list"));
+        }
+        items
+            .into_iter()
+            .map(item)
+            .collect::<Result<_, _>>()
+            .map(CorsList::Only)
+    }
+
+    /// `scheme://host[:port]`, as a browser sends it in `Origin` (lower
+    /// case, no path, no trailing `/`).
+    fn origin(v: &str) -> Result<String, String> {
+        let err = || {
+            format!(
+                "`{v}` is not an origin like https://app.example.com \
+                 (scheme://host[:port], no path)"
+            )
+        };
+        let (scheme, rest) = v.split_once("://").ok_or_else(err)?;
+        let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        if !scheme_ok
+            || rest.is_empty()
+            || rest.ends_with(':')
+            || rest.contains(['/', '?', '#', '@'])
+        {
+            return Err(err());
+        }
+        let authority: http::uri::Authority = rest.parse().map_err(|_| err())?;
+        // What follows the host: nothing, or `:` and a port (http's
+        // `Authority::port` is `None` for a port past 65535).
+        let port_ok = match rest.get(authority.host().len()..) {
+            Some("") => true,
+            Some(port) => port
+                .strip_prefix(':')
+                .is_some_and(|p| p.parse::<u16>().is_ok()),
+            None => false,
+        };
+        if authority.host().is_empty() || !port_ok {
+            return Err(err());
+        }
+        Ok(v.to_ascii_lowercase())
     }
 
     /// A whole number; `_` may group its digits (`1_000_000`).

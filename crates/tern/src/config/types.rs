@@ -244,6 +244,11 @@ pub struct Config {
     /// by ALPN) with this PEM certificate chain and private key. Needs the
     /// `tls` feature.
     pub tls: Option<TlsFiles>,
+    /// `CORS_ALLOWED_ORIGINS` and the other `CORS_` settings: answer
+    /// cross-origin requests (preflights of any path included) from these
+    /// origins. `None` (the default): no CORS headers are sent. Needs the
+    /// `cors` feature (on by default).
+    pub cors: Option<Cors>,
     /// Where the settings came from, for the app's own settings
     /// ([`App::settings`](crate::App::settings)).
     pub(crate) sources: Sources,
@@ -283,6 +288,64 @@ impl fmt::Debug for Sources {
     }
 }
 
+/// What a CORS setting allows: anything (`*`) or only the values listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CorsList<T> {
+    /// `*`: any origin, method or header. With credentials, the request's
+    /// own value is sent back instead (development only: production
+    /// refuses `*` with `CORS_ALLOW_CREDENTIALS`).
+    Any,
+    /// Only these.
+    Only(Vec<T>),
+}
+
+/// Cross-origin resource sharing: which other sites' pages may call the
+/// app from a browser ([`Config::cors`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cors {
+    /// `CORS_ALLOWED_ORIGINS`: comma-separated origins
+    /// (`https://app.example.com`, `http://localhost:5173`), or `*`.
+    pub allowed_origins: CorsList<String>,
+    /// `CORS_ALLOWED_METHODS`: default `GET, HEAD, POST, PUT, PATCH,
+    /// DELETE`.
+    pub allowed_methods: CorsList<http::Method>,
+    /// `CORS_ALLOWED_HEADERS`: request headers a page may send; default
+    /// `content-type, authorization`.
+    pub allowed_headers: CorsList<HeaderName>,
+    /// `CORS_ALLOW_CREDENTIALS`: let pages send cookies and read the
+    /// answer (default off).
+    pub allow_credentials: bool,
+    /// `CORS_MAX_AGE`: how long a browser may keep a preflight's answer
+    /// (default `10m`).
+    pub max_age: Duration,
+}
+
+impl Cors {
+    /// The defaults for these origins: the usual methods, the
+    /// `content-type` and `authorization` headers, no credentials, 10
+    /// minutes.
+    pub fn new(allowed_origins: CorsList<String>) -> Cors {
+        use http::Method;
+        Cors {
+            allowed_origins,
+            allowed_methods: CorsList::Only(vec![
+                Method::GET,
+                Method::HEAD,
+                Method::POST,
+                Method::PUT,
+                Method::PATCH,
+                Method::DELETE,
+            ]),
+            allowed_headers: CorsList::Only(vec![
+                http::header::CONTENT_TYPE,
+                http::header::AUTHORIZATION,
+            ]),
+            allow_credentials: false,
+            max_age: Duration::from_secs(600),
+        }
+    }
+}
+
 /// The PEM files of a TLS certificate chain and its private key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsFiles {
@@ -313,6 +376,7 @@ impl Default for Config {
             limits: Limits::default(),
             timeouts: Timeouts::default(),
             tls: None,
+            cors: None,
             sources: Sources::default(),
         }
     }

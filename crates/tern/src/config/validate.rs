@@ -88,6 +88,44 @@ impl Config {
                 ),
             ));
         }
+        if let Some(cors) = &self.cors {
+            #[cfg(not(feature = "cors"))]
+            {
+                let _ = cors;
+                return Err(ConfigError::new(
+                    "CORS_ALLOWED_ORIGINS",
+                    "is set, but this build of Tern has no CORS: enable the `cors` feature of the `tern` crate",
+                ));
+            }
+            #[cfg(feature = "cors")]
+            if self.env == Environment::Production && cors.allow_credentials {
+                use super::CorsList;
+                for (any, name) in [
+                    (
+                        cors.allowed_origins == CorsList::Any,
+                        "CORS_ALLOWED_ORIGINS",
+                    ),
+                    (
+                        cors.allowed_methods == CorsList::Any,
+                        "CORS_ALLOWED_METHODS",
+                    ),
+                    (
+                        cors.allowed_headers == CorsList::Any,
+                        "CORS_ALLOWED_HEADERS",
+                    ),
+                ] {
+                    if any {
+                        return Err(ConfigError::new(
+                            "CORS_ALLOW_CREDENTIALS",
+                            format!(
+                                "is on with {name}=*: in production a page of any site could \
+                                 call the app with its user's cookies; list what is allowed instead"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
         if self.limits.max_connections == 0 {
             return Err(ConfigError::new(
                 "TERN_MAX_CONNECTIONS",
