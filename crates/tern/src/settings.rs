@@ -416,6 +416,46 @@ pub fn load<T: DeserializeOwned>(prefix: &str, config: &Config) -> Result<T, Con
     })
 }
 
+/// `config` with the app's [`setting_default`](crate::App::setting_default)s
+/// added where neither a variable nor `tern.toml` sets the name; a name
+/// that no registered prefix claims is an error.
+pub(crate) fn with_defaults(
+    config: &Config,
+    defaults: &[(String, String)],
+    list: &[Registration],
+) -> Result<Config, ConfigError> {
+    if defaults.is_empty() {
+        return Ok(config.clone());
+    }
+    let mut vars = (*config.sources.vars).clone();
+    for (name, value) in defaults {
+        let claimed = list.iter().find_map(|r| {
+            let table = checked_prefix(&r.prefix).ok()?;
+            let key = name.strip_prefix(&format!("{}_", table.to_ascii_uppercase()))?;
+            (!key.is_empty()).then(|| (table, key.to_ascii_lowercase()))
+        });
+        let Some((table, key)) = claimed else {
+            return Err(ConfigError::new(
+                name,
+                "is given a default with `App::setting_default` but is not a setting of \
+                 any prefix registered with `App::settings`",
+            ));
+        };
+        let in_file = config
+            .sources
+            .file
+            .as_ref()
+            .and_then(|f| f.tables.get(&table))
+            .is_some_and(|t| t.contains_key(&key));
+        if !in_file {
+            vars.entry(name.clone()).or_insert_with(|| value.clone());
+        }
+    }
+    let mut config = config.clone();
+    config.sources.vars = Arc::new(vars);
+    Ok(config)
+}
+
 /// `bookmarks` → `bookmarks`: letters, digits and `_`, starting with a
 /// letter; `tern` is Tern's own.
 fn checked_prefix(prefix: &str) -> Result<String, ConfigError> {
@@ -670,6 +710,37 @@ mod tests {
             let e = err(vars, toml);
             assert!(e.starts_with(expected), "{e}\nexpected: {expected}");
         }
+    }
+
+    #[test]
+    fn defaults_fill_only_what_no_source_sets() {
+        let shop = [Registration::of::<Shop>("shop")];
+        let defaults = [
+            ("SHOP_TOKEN".to_owned(), "default-token".to_owned()),
+            ("SHOP_PAGE_SIZE".to_owned(), "7".to_owned()),
+        ];
+        let loaded = |c: &Config| {
+            let c = with_defaults(c, &defaults, &shop).expect("claimed");
+            load::<Shop>("shop", &c).expect("load")
+        };
+        let s = loaded(&config(&[], ""));
+        assert_eq!((s.token.expose(), s.page_size), ("default-token", 7));
+        // A variable wins, and so does the file.
+        let s = loaded(&config(
+            &[("SHOP_PAGE_SIZE", "9")],
+            "[shop]\ntoken = \"from-file\"\n",
+        ));
+        assert_eq!((s.token.expose(), s.page_size), ("from-file", 9));
+        // A name no registered prefix claims is refused, naming it.
+        let e = with_defaults(
+            &config(&[], ""),
+            &[("SHOPP_TOKEN".to_owned(), "x".to_owned())],
+            &shop,
+        )
+        .err()
+        .expect("refused")
+        .to_string();
+        assert!(e.starts_with("SHOPP_TOKEN: is given a default"), "{e}");
     }
 
     #[test]

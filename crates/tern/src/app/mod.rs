@@ -94,6 +94,7 @@ pub struct App<S = ()> {
     constraints: Vec<(String, Constraint)>,
     trailing_slash: TrailingSlash,
     settings: Vec<crate::settings::Registration>,
+    setting_defaults: Vec<(String, String)>,
     on_start: Vec<crate::start::StartHook>,
     #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     commands: CommandLine,
@@ -140,6 +141,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             constraints: Vec::new(),
             trailing_slash: TrailingSlash::Strict,
             settings: Vec::new(),
+            setting_defaults: Vec::new(),
             on_start: Vec::new(),
             commands: CommandLine::default(),
         }
@@ -361,6 +363,37 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         self
     }
 
+    /// Gives the app setting `name` (a variable of a prefix registered
+    /// with [`settings`](App::settings), `AUTH_TOKEN_SCHEMES` say) the
+    /// value `value` when neither the environment nor `tern.toml` sets
+    /// it: the app's own defaults, so it runs with no setup. A name of no
+    /// registered prefix is refused when the app is built.
+    ///
+    /// ```
+    /// use serde::Deserialize;
+    /// use tern::settings::Settings;
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Api { greeting: String }
+    ///
+    /// async fn hello(Settings(api): Settings<Api>) -> String { api.greeting.clone() }
+    ///
+    /// let app = || tern::App::new()
+    ///     .settings::<Api>("api")
+    ///     .setting_default("API_GREETING", "hello")
+    ///     .route("/", tern::routing::get(hello));
+    /// let built = app().build_with(tern::Config::default()).unwrap();
+    /// assert_eq!(built.settings::<Api>().unwrap().greeting, "hello");
+    /// // The environment (or tern.toml) wins:
+    /// let config = tern::Config::from_settings([("API_GREETING", "hi")]).unwrap();
+    /// assert_eq!(app().build_with(config).unwrap().settings::<Api>().unwrap().greeting, "hi");
+    /// ```
+    pub fn setting_default(mut self, name: &str, value: &str) -> Self {
+        self.setting_defaults
+            .push((name.to_owned(), value.to_owned()));
+        self
+    }
+
     /// Renders every problem (rejections, 404, 405, 500, ...) with
     /// `render` instead of the default `application/problem+json`. It
     /// gets what the request asked for ([`Requested`]), so it can answer
@@ -444,7 +477,10 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
     /// errors, for the `check` command.
     #[cfg(feature = "cli")]
     pub(crate) fn settings_errors(&self, config: &Config) -> Vec<crate::config::ConfigError> {
-        crate::settings::AppSettings::errors(&self.settings, config)
+        match crate::settings::with_defaults(config, &self.setting_defaults, &self.settings) {
+            Ok(config) => crate::settings::AppSettings::errors(&self.settings, &config),
+            Err(e) => vec![e],
+        }
     }
 
     /// The configuration set with [`config`](App::config), if any.
@@ -474,9 +510,12 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             constraints,
             trailing_slash,
             settings,
+            setting_defaults,
             on_start: _,
             commands: _,
         } = self;
+        let config = crate::settings::with_defaults(&config, &setting_defaults, &settings)
+            .map_err(BuildError::config)?;
         let settings =
             crate::settings::AppSettings::load(&settings, &config).map_err(BuildError::config)?;
         let mut routes = routes;
