@@ -4,15 +4,12 @@
 //!
 //! ```no_run
 //! use tern::{App, routing::get};
-//! use tern_data::{Database, Db, DataError, Pool};
+//! use tern_data::{Database, Db, DataError};
 //!
 //! static MIGRATIONS: tern_data::Migrations = tern_data::migrations!("tests/migrations");
 //!
 //! async fn count(Db(pool): Db) -> Result<String, DataError> {
-//!     let n: i64 = match &pool {
-//!         Pool::Sqlite(p) => tern_data::sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(p).await?,
-//!         Pool::Postgres(p) => tern_data::sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(p).await?,
-//!     };
+//!     let n: i64 = tern_data::query("SELECT COUNT(*) FROM notes").scalar(&pool).await?;
 //!     Ok(n.to_string())
 //! }
 //!
@@ -45,6 +42,11 @@
 //! - **Rows**: [`Model`] maps a struct to a table (typed CRUD, lists);
 //!   [`Row`](macro@Row) reads the row of any other query (a join) by
 //!   column name. Both need no sqlx in the app's own dependencies.
+//! - **Queries**: [`query()`] runs hand-written SQL on either database
+//!   (`$1` placeholders, bound values), reading models, rows, tuples or
+//!   a scalar; it and the models' methods take a [`Conn`], the pool or
+//!   the request's transaction, so that a helper serves both.
+//!   [`timestamp`] writes date-times in JSON as UTC with milliseconds.
 //!   Columns may be [`OffsetDateTime`]s and [`Uuid`]s (re-exported, with
 //!   their crates [`time`] and [`uuid`]).
 //! - **SQL**: sqlx 0.9 takes a `&'static str` as a query, so SQL built at
@@ -58,8 +60,10 @@ mod error;
 mod extract;
 mod migrate;
 pub mod model;
+pub mod query;
 mod sqlite_time;
 pub mod testing;
+pub mod timestamp;
 pub mod transaction;
 
 pub use commands::{install, reencrypt, Reencrypt};
@@ -69,7 +73,8 @@ pub use error::DataError;
 pub use extract::{Db, ListQuery};
 pub use migrate::Migrations;
 pub use model::{Model, Page};
-pub use transaction::{transactions, Transaction, Tx};
+pub use query::{query, Arg, Conn, Done, JsonColumn, Query};
+pub use transaction::{transactions, Transaction, Tx, TxGuard};
 
 /// Embeds the `.sql` files of a directory (relative to the crate's
 /// `Cargo.toml`) as [`Migrations`], in version order.
@@ -85,10 +90,15 @@ pub use tern_macros::migrations;
 /// may be an [`OffsetDateTime`] (`timestamptz` on PostgreSQL; on SQLite,
 /// UTC text of fixed width, so that ordering by it is ordering by time)
 /// or a [`Uuid`] (`uuid` on PostgreSQL, a 16-byte `BLOB` on SQLite), each
-/// also as an `Option`. A date-time cannot be the primary key. On
-/// SQLite, write date-times through the model: a hand-written query binds
-/// sqlx's own text (the value's offset, a trimmed fraction), which does
-/// not sort with the model's.
+/// also as an `Option`, or a [`JsonColumn`] (`JSONB` on PostgreSQL,
+/// `TEXT` on SQLite). A date-time cannot be the primary key. On SQLite,
+/// bind date-times through the model or [`query()`] (which write them
+/// alike, so that they sort together), not through sqlx's own `bind`
+/// (the value's offset, a trimmed fraction: another order).
+///
+/// The methods take a [`Conn`]: `&pool` or `&db` (the pool), or the
+/// request's transaction (`&mut tx.lock().await`, a `&mut Transaction`);
+/// the `_in` forms are the same with a `&mut Transaction` only.
 ///
 /// `#[model(table = "...")]` on the struct names the table (else the
 /// struct's name in snake case, plus `s`). On a field, `#[model(...)]`
@@ -99,10 +109,11 @@ pub use tern_macros::migrations;
 ///
 /// `unique` declares a column that the migration makes `UNIQUE` (the
 /// index is what enforces it) and generates its finders, with the
-/// struct's visibility: `find_by_<field>(pool, value)`, the row or
+/// struct's visibility: `find_by_<field>(on, value)`, the row or
 /// [`DataError`]'s `404` when there is none, `find_by_<field>_opt`, an
-/// `Option`, and `find_by_<field>_in` / `find_by_<field>_opt_in`, which
-/// take the request's [`Transaction`] as [`Model::get_in`] does. The value
+/// `Option` (both on a [`Conn`]: the pool or a transaction, as
+/// [`Model::get`]), and `find_by_<field>_in` / `find_by_<field>_opt_in`,
+/// which take the request's [`Transaction`] as [`Model::get_in`] does. The value
 /// is a `&str` for a `String` field, a `&T` for any other `T`, and the
 /// inner type's for an `Option` (`NULL` is never found). On SQLite a
 /// date-time is bound as the model writes it, so the finder finds it in
@@ -153,9 +164,7 @@ pub use tern_macros::Model;
 ///
 /// let sql = "SELECT c.body, u.username FROM comments c \
 ///            JOIN users u ON u.id = c.author_id ORDER BY c.id";
-/// let comments: Vec<Comment> = tern_data::with_pool!(pool, p => {
-///     tern_data::sqlx::query_as(sql).fetch_all(p).await?
-/// });
+/// let comments: Vec<Comment> = tern_data::query(sql).fetch_all(pool).await?;
 /// # Ok(()) }
 /// ```
 pub use tern_macros::Row;
@@ -186,6 +195,25 @@ pub use time::OffsetDateTime;
 /// let n: i64 = tern_data::with_pool!(pool, p => {
 ///     tern_data::sqlx::query_scalar("SELECT COUNT(*) FROM notes").fetch_one(p).await?
 /// });
+/// # Ok(()) }
+/// ```
+///
+/// The body is compiled once per database, and both arms are the
+/// `match`'s value: they must have one type. A body whose type is the
+/// driver's does not compile (E0308, "`match` arms have incompatible
+/// types"): `with_pool!(pool, p => { q.execute(p).await? })` as a value
+/// is a `SqliteQueryResult` in one arm and a `PgQueryResult` in the
+/// other. Take what both share in the body (`.rows_affected()`), or use
+/// [`query()`], whose `execute` answers one [`Done`] on either database,
+/// on the pool or in a transaction ([`Conn`]):
+///
+/// ```no_run
+/// # async fn f(pool: &tern_data::Pool) -> Result<(), tern_data::DataError> {
+/// let done = tern_data::query("DELETE FROM notes WHERE stars = $1")
+///     .bind(0_i64)
+///     .execute(pool)
+///     .await?;
+/// println!("{} deleted", done.rows_affected);
 /// # Ok(()) }
 /// ```
 #[macro_export]

@@ -8,7 +8,7 @@
 
 use sqlx::{postgres::PgRow, query::QueryAs, sqlite::SqliteRow, AssertSqlSafe, Postgres, Sqlite};
 
-use crate::{transaction::Transaction, DataError, Pool};
+use crate::{query::Conn, transaction::Transaction, DataError, Pool};
 
 #[doc(hidden)]
 pub use crate::sqlite_time::{AsSqliteTime, SqliteTime};
@@ -141,23 +141,37 @@ pub trait Model:
     }
 
     /// The row whose key is `key`; [`DataError`]'s `404` when there is
-    /// none.
-    fn get(
-        pool: &Pool,
+    /// none. On the pool (`&pool`, `&db`) or in a transaction (`&mut
+    /// guard`): see [`Conn`].
+    fn get<'c>(
+        on: impl Into<Conn<'c>>,
         key: Self::Key,
     ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
+        let conn = on.into();
         async move {
-            Ok(match pool {
-                Pool::Sqlite(p) => {
+            Ok(match conn {
+                Conn::Pool(Pool::Sqlite(p)) => {
                     sqlx::query_as(Self::SELECT_ONE)
                         .bind(key)
                         .fetch_one(p)
                         .await?
                 }
-                Pool::Postgres(p) => {
+                Conn::Pool(Pool::Postgres(p)) => {
                     sqlx::query_as(Self::SELECT_ONE)
                         .bind(key)
                         .fetch_one(p)
+                        .await?
+                }
+                Conn::Tx(Transaction::Sqlite(t)) => {
+                    sqlx::query_as(Self::SELECT_ONE)
+                        .bind(key)
+                        .fetch_one(&mut **t)
+                        .await?
+                }
+                Conn::Tx(Transaction::Postgres(t)) => {
+                    sqlx::query_as(Self::SELECT_ONE)
+                        .bind(key)
+                        .fetch_one(&mut **t)
                         .await?
                 }
             })
@@ -166,21 +180,32 @@ pub trait Model:
 
     /// Inserts the row (the key and the `default` columns are the
     /// database's) and returns it as stored.
-    fn insert(
+    fn insert<'c>(
         &self,
-        pool: &Pool,
+        on: impl Into<Conn<'c>>,
     ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
+        let conn = on.into();
         async move {
             self.check_values()?;
-            Ok(match pool {
-                Pool::Sqlite(p) => {
+            Ok(match conn {
+                Conn::Pool(Pool::Sqlite(p)) => {
                     self.bind_insert(sqlx::query_as(Self::INSERT))
                         .fetch_one(p)
                         .await?
                 }
-                Pool::Postgres(p) => {
+                Conn::Pool(Pool::Postgres(p)) => {
                     self.bind_insert_pg(sqlx::query_as(Self::INSERT))
                         .fetch_one(p)
+                        .await?
+                }
+                Conn::Tx(Transaction::Sqlite(t)) => {
+                    self.bind_insert(sqlx::query_as(Self::INSERT))
+                        .fetch_one(&mut **t)
+                        .await?
+                }
+                Conn::Tx(Transaction::Postgres(t)) => {
+                    self.bind_insert_pg(sqlx::query_as(Self::INSERT))
+                        .fetch_one(&mut **t)
                         .await?
                 }
             })
@@ -189,21 +214,32 @@ pub trait Model:
 
     /// Writes every column but the key and the read-only ones; returns the
     /// row as stored, or `404` when no row has this key.
-    fn update(
+    fn update<'c>(
         &self,
-        pool: &Pool,
+        on: impl Into<Conn<'c>>,
     ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
+        let conn = on.into();
         async move {
             self.check_values()?;
-            Ok(match pool {
-                Pool::Sqlite(p) => {
+            Ok(match conn {
+                Conn::Pool(Pool::Sqlite(p)) => {
                     self.bind_update(sqlx::query_as(Self::UPDATE))
                         .fetch_one(p)
                         .await?
                 }
-                Pool::Postgres(p) => {
+                Conn::Pool(Pool::Postgres(p)) => {
                     self.bind_update_pg(sqlx::query_as(Self::UPDATE))
                         .fetch_one(p)
+                        .await?
+                }
+                Conn::Tx(Transaction::Sqlite(t)) => {
+                    self.bind_update(sqlx::query_as(Self::UPDATE))
+                        .fetch_one(&mut **t)
+                        .await?
+                }
+                Conn::Tx(Transaction::Postgres(t)) => {
+                    self.bind_update_pg(sqlx::query_as(Self::UPDATE))
+                        .fetch_one(&mut **t)
                         .await?
                 }
             })
@@ -211,22 +247,33 @@ pub trait Model:
     }
 
     /// Deletes the row whose key is `key`; `404` when there is none.
-    fn delete(
-        pool: &Pool,
+    fn delete<'c>(
+        on: impl Into<Conn<'c>>,
         key: Self::Key,
     ) -> impl std::future::Future<Output = Result<(), DataError>> + Send {
+        let conn = on.into();
         async move {
-            let affected = match pool {
-                Pool::Sqlite(p) => sqlx::query(Self::DELETE)
-                    .bind(key)
-                    .execute(p)
-                    .await?
-                    .rows_affected(),
-                Pool::Postgres(p) => sqlx::query(Self::DELETE)
-                    .bind(key)
-                    .execute(p)
-                    .await?
-                    .rows_affected(),
+            let affected = match conn {
+                Conn::Pool(Pool::Sqlite(p)) => {
+                    { sqlx::query(Self::DELETE).bind(key).execute(p).await? }.rows_affected()
+                }
+                Conn::Pool(Pool::Postgres(p)) => {
+                    { sqlx::query(Self::DELETE).bind(key).execute(p).await? }.rows_affected()
+                }
+                Conn::Tx(Transaction::Sqlite(t)) => {
+                    sqlx::query(Self::DELETE)
+                        .bind(key)
+                        .execute(&mut **t)
+                        .await?
+                }
+                .rows_affected(),
+                Conn::Tx(Transaction::Postgres(t)) => {
+                    sqlx::query(Self::DELETE)
+                        .bind(key)
+                        .execute(&mut **t)
+                        .await?
+                }
+                .rows_affected(),
             };
             if affected == 0 {
                 return Err(DataError::Sqlx(sqlx::Error::RowNotFound));
@@ -240,22 +287,7 @@ pub trait Model:
         tx: &mut Transaction,
         key: Self::Key,
     ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
-        async move {
-            Ok(match tx {
-                Transaction::Sqlite(t) => {
-                    sqlx::query_as(Self::SELECT_ONE)
-                        .bind(key)
-                        .fetch_one(&mut **t)
-                        .await?
-                }
-                Transaction::Postgres(t) => {
-                    sqlx::query_as(Self::SELECT_ONE)
-                        .bind(key)
-                        .fetch_one(&mut **t)
-                        .await?
-                }
-            })
-        }
+        Self::get(tx, key)
     }
 
     /// [`insert`](Model::insert) inside the request's transaction.
@@ -263,21 +295,7 @@ pub trait Model:
         &self,
         tx: &mut Transaction,
     ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
-        async move {
-            self.check_values()?;
-            Ok(match tx {
-                Transaction::Sqlite(t) => {
-                    self.bind_insert(sqlx::query_as(Self::INSERT))
-                        .fetch_one(&mut **t)
-                        .await?
-                }
-                Transaction::Postgres(t) => {
-                    self.bind_insert_pg(sqlx::query_as(Self::INSERT))
-                        .fetch_one(&mut **t)
-                        .await?
-                }
-            })
-        }
+        self.insert(tx)
     }
 
     /// [`update`](Model::update) inside the request's transaction.
@@ -285,30 +303,17 @@ pub trait Model:
         &self,
         tx: &mut Transaction,
     ) -> impl std::future::Future<Output = Result<Self, DataError>> + Send {
-        async move {
-            self.check_values()?;
-            Ok(match tx {
-                Transaction::Sqlite(t) => {
-                    self.bind_update(sqlx::query_as(Self::UPDATE))
-                        .fetch_one(&mut **t)
-                        .await?
-                }
-                Transaction::Postgres(t) => {
-                    self.bind_update_pg(sqlx::query_as(Self::UPDATE))
-                        .fetch_one(&mut **t)
-                        .await?
-                }
-            })
-        }
+        self.update(tx)
     }
 
     /// A page of rows: filtered, searched, ordered (by the key when the
     /// list says nothing), with the total count of the rows that match.
-    fn list(
-        pool: &Pool,
+    fn list<'c>(
+        on: impl Into<Conn<'c>>,
         list: &List,
     ) -> impl std::future::Future<Output = Result<Page<Self>, DataError>> + Send {
-        async move { list_rows::<Self>(pool, list).await }
+        let conn = on.into();
+        async move { list_rows::<Self>(conn, list).await }
     }
 }
 
@@ -631,11 +636,11 @@ where
     q
 }
 
-async fn list_rows<M: Model>(pool: &Pool, list: &List) -> Result<Page<M>, DataError> {
-    let like = match pool {
+async fn list_rows<M: Model>(mut conn: Conn<'_>, list: &List) -> Result<Page<M>, DataError> {
+    let like = match conn.backend() {
         // SQLite's LIKE ignores ASCII case already.
-        Pool::Sqlite(_) => "LIKE",
-        Pool::Postgres(_) => "ILIKE",
+        crate::Backend::Sqlite => "LIKE",
+        crate::Backend::Postgres => "ILIKE",
     };
     let (filter, values) = where_clause::<M>(list, like);
     let key = M::COLUMNS
@@ -659,8 +664,8 @@ async fn list_rows<M: Model>(pool: &Pool, list: &List) -> Result<Page<M>, DataEr
     );
     // Identifiers above are the model's constants and numbers are ours;
     // every client value is in `values`, bound.
-    let (total, items) = match pool {
-        Pool::Sqlite(p) => {
+    let (total, items) = match &mut conn {
+        Conn::Pool(Pool::Sqlite(p)) => {
             let (total,): (i64,) = bind(sqlx::query_as(AssertSqlSafe(count)), &values)
                 .fetch_one(p)
                 .await?;
@@ -669,12 +674,30 @@ async fn list_rows<M: Model>(pool: &Pool, list: &List) -> Result<Page<M>, DataEr
                 .await?;
             (total, items)
         }
-        Pool::Postgres(p) => {
+        Conn::Pool(Pool::Postgres(p)) => {
             let (total,): (i64,) = bind(sqlx::query_as(AssertSqlSafe(count)), &values)
                 .fetch_one(p)
                 .await?;
             let items = bind(sqlx::query_as(AssertSqlSafe(rows)), &values)
                 .fetch_all(p)
+                .await?;
+            (total, items)
+        }
+        Conn::Tx(Transaction::Sqlite(t)) => {
+            let (total,): (i64,) = bind(sqlx::query_as(AssertSqlSafe(count)), &values)
+                .fetch_one(&mut **t)
+                .await?;
+            let items = bind(sqlx::query_as(AssertSqlSafe(rows)), &values)
+                .fetch_all(&mut **t)
+                .await?;
+            (total, items)
+        }
+        Conn::Tx(Transaction::Postgres(t)) => {
+            let (total,): (i64,) = bind(sqlx::query_as(AssertSqlSafe(count)), &values)
+                .fetch_one(&mut **t)
+                .await?;
+            let items = bind(sqlx::query_as(AssertSqlSafe(rows)), &values)
+                .fetch_all(&mut **t)
                 .await?;
             (total, items)
         }

@@ -324,8 +324,9 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
 }
 
 /// `find_by_<field>`, `find_by_<field>_opt` and their `_in` forms for a
-/// `#[model(unique)]` field: the pool forms take a `&Pool` as `get` does,
-/// the transaction forms a `&mut Transaction` as `get_in` does.
+/// `#[model(unique)]` field: the main forms take anything that is a
+/// `Conn` (a `&Pool`, a `&Db`, the request's transaction) as `get` does,
+/// the `_in` forms a `&mut Transaction` as `get_in` does.
 fn finders(f: &Field, vis: &syn::Visibility, select_all: &str) -> TokenStream {
     let plain = f.ident.to_string();
     let plain = plain.strip_prefix("r#").unwrap_or(&plain).to_owned();
@@ -335,7 +336,7 @@ fn finders(f: &Field, vis: &syn::Visibility, select_all: &str) -> TokenStream {
         (name(""), name("_opt"), name("_in"), name("_opt_in"));
     // The value's name is the field's, unless it would clash with the
     // other names of the body.
-    let value = if matches!(plain.as_str(), "pool" | "tx" | "conn" | "SQL") {
+    let value = if matches!(plain.as_str(), "on" | "tx" | "conn" | "SQL") {
         syn::Ident::new("value", span)
     } else {
         f.ident.clone()
@@ -354,41 +355,47 @@ fn finders(f: &Field, vis: &syn::Visibility, select_all: &str) -> TokenStream {
         quote!(#value)
     };
     let doc = format!(
-        "The row whose `{column}` is the given value (`#[model(unique)]`); \
-         `DataError`'s `404` when there is none."
+        "The row whose `{column}` is the given value (`#[model(unique)]`), on \
+         the pool or in a transaction (`Conn`); `DataError`'s `404` when there is none."
     );
     let doc_opt = format!("The row whose `{column}` is the given value, if there is one.");
     let doc_in = format!("`{find}` inside the request's transaction.");
     let doc_opt_in = format!("`{find_opt}` inside the request's transaction.");
     let pool = quote!(::tern_data::Pool);
     let tx = quote!(::tern_data::Transaction);
+    let conn = quote!(::tern_data::Conn);
     let error = quote!(::tern_data::DataError);
     let query = quote!(::tern_data::sqlx::query_as(SQL));
+    let body = |fetch: TokenStream| {
+        quote! {
+            const SQL: &str = #sql;
+            ::core::result::Result::Ok(match ::core::convert::Into::<#conn<'c>>::into(on) {
+                #conn::Pool(#pool::Sqlite(conn)) => #query.bind(#sqlite_value).#fetch(conn).await?,
+                #conn::Pool(#pool::Postgres(conn)) => #query.bind(#value).#fetch(conn).await?,
+                #conn::Tx(#tx::Sqlite(conn)) => #query.bind(#sqlite_value).#fetch(&mut **conn).await?,
+                #conn::Tx(#tx::Postgres(conn)) => #query.bind(#value).#fetch(&mut **conn).await?,
+            })
+        }
+    };
+    let one = body(quote!(fetch_one));
+    let optional = body(quote!(fetch_optional));
     quote! {
         #[doc = #doc]
         #[allow(dead_code, unreachable_pub)]
-        #vis async fn #find(
-            pool: &#pool,
+        #vis async fn #find<'c>(
+            on: impl ::core::convert::Into<#conn<'c>>,
             #value: #param,
         ) -> ::core::result::Result<Self, #error> {
-            const SQL: &str = #sql;
-            ::core::result::Result::Ok(match pool {
-                #pool::Sqlite(conn) => #query.bind(#sqlite_value).fetch_one(conn).await?,
-                #pool::Postgres(conn) => #query.bind(#value).fetch_one(conn).await?,
-            })
+            #one
         }
 
         #[doc = #doc_opt]
         #[allow(dead_code, unreachable_pub)]
-        #vis async fn #find_opt(
-            pool: &#pool,
+        #vis async fn #find_opt<'c>(
+            on: impl ::core::convert::Into<#conn<'c>>,
             #value: #param,
         ) -> ::core::result::Result<::core::option::Option<Self>, #error> {
-            const SQL: &str = #sql;
-            ::core::result::Result::Ok(match pool {
-                #pool::Sqlite(conn) => #query.bind(#sqlite_value).fetch_optional(conn).await?,
-                #pool::Postgres(conn) => #query.bind(#value).fetch_optional(conn).await?,
-            })
+            #optional
         }
 
         #[doc = #doc_in]
@@ -397,11 +404,7 @@ fn finders(f: &Field, vis: &syn::Visibility, select_all: &str) -> TokenStream {
             tx: &mut #tx,
             #value: #param,
         ) -> ::core::result::Result<Self, #error> {
-            const SQL: &str = #sql;
-            ::core::result::Result::Ok(match tx {
-                #tx::Sqlite(conn) => #query.bind(#sqlite_value).fetch_one(&mut **conn).await?,
-                #tx::Postgres(conn) => #query.bind(#value).fetch_one(&mut **conn).await?,
-            })
+            Self::#find(tx, #value).await
         }
 
         #[doc = #doc_opt_in]
@@ -410,11 +413,7 @@ fn finders(f: &Field, vis: &syn::Visibility, select_all: &str) -> TokenStream {
             tx: &mut #tx,
             #value: #param,
         ) -> ::core::result::Result<::core::option::Option<Self>, #error> {
-            const SQL: &str = #sql;
-            ::core::result::Result::Ok(match tx {
-                #tx::Sqlite(conn) => #query.bind(#sqlite_value).fetch_optional(&mut **conn).await?,
-                #tx::Postgres(conn) => #query.bind(#value).fetch_optional(&mut **conn).await?,
-            })
+            Self::#find_opt(tx, #value).await
         }
     }
 }
@@ -586,12 +585,15 @@ mod tests {
             }
         });
         for finder in [
-            "pub async fn find_by_email (pool : & :: tern_data :: Pool , email : & str ,)",
-            "pub async fn find_by_email_opt (pool",
+            "pub async fn find_by_email < 'c > (on : impl :: core :: convert :: Into < :: tern_data :: Conn < 'c >> , email : & str ,)",
+            "pub async fn find_by_email_opt < 'c > (on",
             "pub async fn find_by_email_in (tx : & mut :: tern_data :: Transaction , email : & str ,)",
             "pub async fn find_by_email_opt_in (tx",
-            "pub async fn find_by_ref (pool : & :: tern_data :: Pool , r#ref : & i64 ,)",
-            "find_by_at (pool : & :: tern_data :: Pool , at : & OffsetDateTime ,)",
+            "Self :: find_by_email (tx , email) . await",
+            "Self :: find_by_email_opt (tx , email) . await",
+            "pub async fn find_by_ref < 'c > (on : impl :: core :: convert :: Into < :: tern_data :: Conn < 'c >> , r#ref : & i64 ,)",
+            "find_by_at < 'c > (on : impl :: core :: convert :: Into < :: tern_data :: Conn < 'c >> , at : & OffsetDateTime ,)",
+            ":: tern_data :: Conn :: Tx (:: tern_data :: Transaction :: Postgres (conn)) =>",
             r#""SELECT \"id\", \"email\", \"ref\", \"at\", \"name\" FROM \"users\" WHERE \"email\" = $1""#,
             "as_sqlite_time (at)",
             "unique : true",
@@ -608,7 +610,7 @@ mod tests {
         assert!(!out.contains("find_by_"), "{out}");
         assert!(out.contains("unique : false"), "{out}");
         // A field named like the body's own bindings takes `value`.
-        for field in ["pool", "tx", "conn"] {
+        for field in ["on", "tx", "conn"] {
             let ident = quote::format_ident!("{field}");
             let out = expanded(quote! {
                 struct Link { #[model(primary_key)] id: i64, #[model(unique)] #ident: String }
