@@ -58,6 +58,7 @@ mod database;
 pub mod encryption;
 mod error;
 mod extract;
+mod list;
 mod migrate;
 pub mod model;
 pub mod query;
