@@ -373,8 +373,10 @@ pub async fn reencrypt<M: Model>(pool: &Pool) -> Result<u64, DataError> {
     let mut page = 1;
     loop {
         let list = crate::model::List {
-            page,
-            per_page: 200,
+            slice: crate::list::Slice::Page {
+                page,
+                per_page: 200,
+            },
             ..Default::default()
         };
         let rows = M::list(pool, &list).await?;

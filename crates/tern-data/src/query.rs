@@ -208,7 +208,7 @@ fn refused(what: impl std::fmt::Display) -> DataError {
     DataError::Invalid(format!("a bound value cannot be written: {what}"))
 }
 
-fn sqlite_args(args: &[Arg]) -> Result<SqliteArgs, DataError> {
+pub(crate) fn sqlite_args(args: &[Arg]) -> Result<SqliteArgs, DataError> {
     let mut out = SqliteArgs::default();
     for Arg(v) in args {
         match v {
@@ -228,7 +228,7 @@ fn sqlite_args(args: &[Arg]) -> Result<SqliteArgs, DataError> {
     Ok(out)
 }
 
-fn pg_args(args: &[Arg]) -> Result<PgArgs, DataError> {
+pub(crate) fn pg_args(args: &[Arg]) -> Result<PgArgs, DataError> {
     let mut out = PgArgs::default();
     for Arg(v) in args {
         match v {
@@ -309,6 +309,7 @@ macro_rules! on_conn {
         }
     };
 }
+pub(crate) use on_conn;
 
 /// A statement and its bound values: see [`query`].
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,15 @@
+CREATE TABLE authors (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL UNIQUE
+);
+CREATE TABLE posts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    author_id BIGINT NOT NULL REFERENCES authors (id) ON DELETE CASCADE,
+    title TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE post_tags (
+    post_id BIGINT NOT NULL REFERENCES posts (id) ON DELETE CASCADE,
+    tag TEXT NOT NULL,
+    PRIMARY KEY (post_id, tag)
+);
