@@ -47,6 +47,11 @@
 //!   a scalar; it and the models' methods take a [`Conn`], the pool or
 //!   the request's transaction, so that a helper serves both.
 //!   [`timestamp`] writes date-times in JSON as UTC with milliseconds.
+//! - **Lists**: [`ListQuery`] reads a model's list from the query string
+//!   ([`Model::list`]); [`Listing`] reads a query's ([`Query::list`]).
+//!   A [`ListShape`] of the app's sets the paging (pages or
+//!   `limit`/`offset`), the JSON's names, filters (on joined tables too)
+//!   and the order.
 //!   Columns may be [`OffsetDateTime`]s and [`Uuid`]s (re-exported, with
 //!   their crates [`time`] and [`uuid`]).
 //! - **SQL**: sqlx 0.9 takes a `&'static str` as a query, so SQL built at
