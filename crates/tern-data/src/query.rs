@@ -55,8 +55,10 @@ use crate::{
 /// A JSON column: `JSONB` on PostgreSQL, `TEXT` on SQLite, any serde
 /// type in Rust (`JsonColumn<Vec<String>>`). As a [`Model`](crate::Model)
 /// field it is of [`Kind::Other`](crate::model::Kind::Other) (not a
-/// filter of lists); [`Query::bind`] takes it too. `.0` is the value.
-pub type JsonColumn<T> = Json<T>;
+/// filter of lists); [`Query::bind`] takes it too. `.0` is the value,
+/// and `JsonColumn(value)` makes one (sqlx's `Json`, re-exported under
+/// this name so that it is a type and a constructor both).
+pub use sqlx::types::Json as JsonColumn;
 
 /// Where a statement runs: on the pool (each statement on a connection
 /// of its own, committed at once) or in an open transaction (the
@@ -421,7 +423,7 @@ mod tests {
         assert_eq!(Arg::from(&name), Arg::from("ada"));
         assert_eq!(Arg::from(None::<i64>), Arg(Value::I64(None)));
         assert_eq!(Arg::from(Some(3_i32)), Arg(Value::I32(Some(3))));
-        let tags: JsonColumn<Vec<String>> = Json(vec!["a".to_owned()]);
+        let tags = JsonColumn(vec!["a".to_owned()]);
         assert_eq!(
             Arg::from(&tags),
             Arg(Value::Json(Some(serde_json::json!(["a"]))))
