@@ -143,6 +143,14 @@ async fn statements_rows_and_scalars_on_both_databases() {
             .await
             .unwrap();
         assert!(exists, "{backend:?}");
+        // A placeholder used twice and out of order is one value.
+        let (a, b): (i64, String) = query("SELECT $2 + $2, $1")
+            .bind("one")
+            .bind(20_i64)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+        assert_eq!((a, b.as_str()), (40, "one"), "{backend:?}");
 
         // A statement that changes nothing, and a unique conflict (409).
         let gone = query("DELETE FROM events WHERE name = $1")
@@ -301,6 +309,21 @@ async fn a_helper_runs_on_the_pool_or_in_a_transaction() {
             Event::get(&mut tx, 1).await.unwrap_err().status(),
             tern::StatusCode::NOT_FOUND
         );
+        // Lists see the transaction's rows too (none now), the pool its
+        // own (the row, uncommitted changes unseen).
+        let list = tern_data::model::List::default();
+        assert_eq!(Event::list(&mut tx, &list).await.unwrap().total, 0);
+        let listing = tern_data::Listing::<tern_data::Pages>::default();
+        let listed = query("SELECT * FROM events")
+            .list::<Event, _>(&mut tx, &listing)
+            .await
+            .unwrap();
+        assert_eq!(listed.total, 0, "{backend:?}");
+        let listed = query("SELECT * FROM events")
+            .list::<Event, _>(pool, &listing)
+            .await
+            .unwrap();
+        assert_eq!((listed.total, listed.items[0].name.as_str()), (1, "second"));
         drop(tx); // rolled back
         let after = Event::get(pool, 1).await.unwrap();
         assert_eq!(
