@@ -416,7 +416,7 @@ fn paging_param(
     Some(read)
 }
 
-/// A shape's filter named `key`: its condition and the value, checked.
+/// A shape's filter named `key`: its condition, with the value to bind.
 fn shape_filter<S: ListShape>(key: &str, value: &str) -> Option<(&'static str, String)> {
     S::FILTERS
         .iter()
