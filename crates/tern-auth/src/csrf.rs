@@ -7,7 +7,10 @@ use subtle::ConstantTimeEq as _;
 use tern::{body::Body, extract::Scheme, middleware::Next, IntoResponse, Request, Response};
 use tern_core::extract::FromRequestParts as _;
 
-use crate::{extract::current, AuthError};
+use crate::{
+    extract::{by_token, current, ByToken},
+    AuthError,
+};
 
 /// The header a script sends the token in.
 pub const HEADER: &str = "x-csrf-token";
@@ -20,17 +23,18 @@ const MAX_FORM: usize = 1 << 20;
 /// routing, to every route):
 ///
 /// - safe methods (`GET`, `HEAD`, `OPTIONS`, `TRACE`) pass;
+/// - a request that a live API token authenticated (`Authorization` in a
+///   scheme of `AUTH_TOKEN_SCHEMES`, see [`Authenticated`](crate::Authenticated))
+///   passes, even with a session cookie: a cross-site page cannot set
+///   that header. Any other `Authorization` (junk, a revoked or expired
+///   token, another scheme) earns nothing: the checks below apply;
 /// - an `Origin` (else a `Referer`) naming another origin than the
 ///   request's (scheme, host and port: `https://host` is not
-///   `http://host`) is refused, session or not (a login from another
-///   site too);
+///   `http://host`) or one listed in `CORS_ALLOWED_ORIGINS` (not `*`)
+///   is refused, session or not (a login from another site too);
 /// - with a session, the token must be in the `X-CSRF-Token` header or
 ///   the `csrf_token` field of a form body, and equal the session's
-///   (compared in constant time);
-/// - a request with `Authorization: Bearer` and no session passes: no
-///   cookie speaks for it (the app checks its token). With a session
-///   cookie, a bearer token changes nothing: the session is what the
-///   accounts' extractors authenticate it by, so it is checked.
+///   (compared in constant time).
 ///
 /// The request's scheme is tern's [`Scheme`]: a trusted proxy's
 /// (`TRUSTED_PROXIES`, loopback by default) `X-Forwarded-Proto`, else
@@ -54,26 +58,26 @@ async fn check(req: Request) -> Result<Request, Response> {
     ) {
         return Ok(req);
     }
-    let bearer = has_bearer(req.headers());
     let (mut parts, body) = req.into_parts();
-    if !bearer {
-        same_origin(&mut parts)
-            .await
-            .map_err(IntoResponse::into_response)?;
+    // A live API token authenticated the request: no cookie speaks for
+    // it, so there is no forgery to stop (a cross-site page cannot set
+    // `Authorization`). Anything else in the header (junk, a revoked
+    // token) earns no exemption.
+    if let ByToken::Valid(_) = by_token(&mut parts)
+        .await
+        .map_err(IntoResponse::into_response)?
+    {
+        return Ok(Request::from_parts(parts, body));
     }
+    same_origin(&mut parts)
+        .await
+        .map_err(IntoResponse::into_response)?;
     let Some(session) = current(&mut parts)
         .await
         .map_err(IntoResponse::into_response)?
     else {
         return Ok(Request::from_parts(parts, body));
     };
-    if bearer {
-        // A session came with the bearer token: the session cookie is
-        // what authenticates the request, so it is checked like any.
-        same_origin(&mut parts)
-            .await
-            .map_err(IntoResponse::into_response)?;
-    }
     let (sent, body) = if let Some(v) = parts.headers.get(HEADER) {
         (Some(v.as_bytes().to_vec()), body)
     } else if is_form(&parts.headers) {
@@ -112,13 +116,6 @@ async fn check(req: Request) -> Result<Request, Response> {
         );
     }
     Ok(Request::from_parts(parts, body))
-}
-
-fn has_bearer(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.len() > 7 && v[..7].eq_ignore_ascii_case("bearer "))
 }
 
 fn is_form(headers: &HeaderMap) -> bool {
@@ -225,8 +222,22 @@ async fn ours(parts: &mut Parts) -> Option<Origin> {
     origin(scheme.as_str(), host)
 }
 
+/// Whether `origin` is listed in `CORS_ALLOWED_ORIGINS` (the app lets
+/// that site's pages call it; `*` trusts no one here: it is not a list
+/// of sites the app knows).
+fn trusted_by_cors(origin: &Origin) -> bool {
+    tern::__private::current_config(|config| match &config.cors {
+        Some(tern::config::Cors {
+            allowed_origins: tern::config::CorsList::Only(list),
+            ..
+        }) => list.iter().any(|o| theirs(o).as_ref() == Some(origin)),
+        _ => false,
+    })
+    .unwrap_or(false)
+}
+
 /// `Origin`, else `Referer`, when present, must name the request's own
-/// origin: scheme, host and port.
+/// origin (scheme, host and port), or one of `CORS_ALLOWED_ORIGINS`.
 async fn same_origin(parts: &mut Parts) -> Result<(), AuthError> {
     let headers = &parts.headers;
     let (name, value) = match (headers.get(header::ORIGIN), headers.get(header::REFERER)) {
@@ -238,6 +249,9 @@ async fn same_origin(parts: &mut Parts) -> Result<(), AuthError> {
     let theirs = theirs(&value);
     let ours = ours(parts).await;
     if theirs.is_some() && theirs == ours {
+        return Ok(());
+    }
+    if theirs.as_ref().is_some_and(trusted_by_cors) {
         return Ok(());
     }
     let shown: String = value.chars().take(80).collect();

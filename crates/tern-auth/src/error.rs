@@ -18,6 +18,18 @@ pub enum AuthError {
     NotLoggedIn,
     /// Logged in, but not staff (`403`).
     NotStaff,
+    /// Neither an API token nor a session ([`Authenticated`](crate::Authenticated)):
+    /// `401` with `WWW-Authenticate: <scheme>`, the first of
+    /// `AUTH_TOKEN_SCHEMES`.
+    NoCredentials(String),
+    /// An API token in this scheme that is unknown, revoked, expired or
+    /// of an inactive user: `401` with `WWW-Authenticate: <scheme>
+    /// error="invalid_token"` (RFC 6750).
+    InvalidToken(String),
+    /// The API token lacks this scope (`403`).
+    MissingScope(String),
+    /// No such thing of this user (`404`): what was looked for.
+    NotFound(String),
     /// The CSRF check failed (`403`): what was missing or wrong.
     Csrf(String),
     /// A new password breaks a rule (`422`), or a password is longer
@@ -45,9 +57,21 @@ impl fmt::Display for AuthError {
             ),
             AuthError::NotLoggedIn => f.write_str("log in first: this needs a session"),
             AuthError::NotStaff => f.write_str("this needs a staff account"),
+            AuthError::NoCredentials(scheme) => write!(
+                f,
+                "this needs an API token (`Authorization: {scheme} <token>`) or a session"
+            ),
+            AuthError::InvalidToken(scheme) => write!(
+                f,
+                "the {scheme} token is not valid: unknown, revoked or expired"
+            ),
+            AuthError::MissingScope(scope) => {
+                write!(f, "the API token does not have the scope `{scope}`")
+            }
             AuthError::Csrf(why)
             | AuthError::Password(why)
             | AuthError::BadRequest(why)
+            | AuthError::NotFound(why)
             | AuthError::Unavailable(why) => f.write_str(why),
             AuthError::Data(e) => write!(f, "{e}"),
             AuthError::Internal(e) => write!(f, "{e}"),
@@ -72,9 +96,15 @@ impl From<tern_data::sqlx::Error> for AuthError {
 impl IntoResponse for AuthError {
     fn into_response(self) -> Response {
         let status = match &self {
-            AuthError::BadCredentials | AuthError::NotLoggedIn => StatusCode::UNAUTHORIZED,
+            AuthError::BadCredentials
+            | AuthError::NotLoggedIn
+            | AuthError::NoCredentials(_)
+            | AuthError::InvalidToken(_) => StatusCode::UNAUTHORIZED,
             AuthError::Throttled(_) => StatusCode::TOO_MANY_REQUESTS,
-            AuthError::NotStaff | AuthError::Csrf(_) => StatusCode::FORBIDDEN,
+            AuthError::NotStaff | AuthError::Csrf(_) | AuthError::MissingScope(_) => {
+                StatusCode::FORBIDDEN
+            }
+            AuthError::NotFound(_) => StatusCode::NOT_FOUND,
             AuthError::Password(_) => StatusCode::UNPROCESSABLE_ENTITY,
             AuthError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AuthError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -92,6 +122,14 @@ impl IntoResponse for AuthError {
             _ => self.to_string(),
         };
         let mut res = Problem::new(status).with_detail(detail).into_response();
+        let challenge = match &self {
+            AuthError::NoCredentials(scheme) => Some(scheme.clone()),
+            AuthError::InvalidToken(scheme) => Some(format!("{scheme} error=\"invalid_token\"")),
+            _ => None,
+        };
+        if let Some(v) = challenge.and_then(|c| http::HeaderValue::from_str(&c).ok()) {
+            res.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);
+        }
         let retry = match self {
             AuthError::Throttled(seconds) => Some(seconds.max(1)),
             AuthError::Unavailable(_) => Some(1),

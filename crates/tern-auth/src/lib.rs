@@ -49,6 +49,11 @@
 //!   `AUTH_SESSION_LIFETIME` or `AUTH_SESSION_IDLE`. A login replaces any
 //!   session the client had (no fixation); logout deletes it; a new
 //!   password ends all of the user's sessions.
+//! - **API tokens**: opaque `tern_...` secrets for clients that send
+//!   `Authorization: Bearer` (the schemes of `AUTH_TOKEN_SCHEMES`)
+//!   instead of a cookie, kept as digests, with names, scopes, an expiry
+//!   and a last use ([`NewToken`], [`list_tokens`], [`revoke_token`]);
+//!   [`Authenticated`] takes a token or a session.
 //! - **CSRF**: see [`csrf()`].
 //! - **Pages without scripts**: a browser's form (`Accept: text/html`)
 //!   posted to `/auth/login` or `/auth/logout` gets a `303` to the `next`
@@ -76,15 +81,20 @@ mod redis_store;
 mod session;
 mod settings;
 mod throttle;
+mod tokens;
 mod users;
 
 pub use csrf::{csrf, FIELD as CSRF_FIELD, HEADER as CSRF_HEADER};
 pub use error::AuthError;
-pub use extract::Staff;
+pub use extract::{Authenticated, Credential, Staff};
 pub use handlers::LoggedIn;
 pub use rate_limit::RateLimit;
 pub use session::{delete_all as end_all_sessions, Session};
 pub use settings::{Accounts, Passwords};
+pub use tokens::{
+    list_tokens, revoke_all_tokens, revoke_token, ApiToken, IssuedToken, NewToken, Scopes,
+    MAX_SCOPE_CHARS, MAX_TOKEN_NAME_CHARS,
+};
 pub use users::{
     check_pepper, create_user, set_password, NewUser, User, MAX_EMAIL_CHARS, MAX_USERNAME_CHARS,
 };
@@ -96,7 +106,7 @@ use tern::{
 use tern_data::Migrations;
 
 /// The accounts' tables (`tern_users`, `tern_sessions`,
-/// `tern_login_failures`), recorded in `_tern_auth_migrations` so that
+/// `tern_login_failures`, `tern_api_tokens`), recorded in `_tern_auth_migrations` so that
 /// their versions never meet the app's.
 pub static MIGRATIONS: Migrations =
     tern_data::migrations!("migrations").with_table("_tern_auth_migrations");

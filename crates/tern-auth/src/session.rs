@@ -26,13 +26,23 @@ pub(crate) fn digest(token: &str) -> String {
 }
 
 /// A live session, as loaded for a request.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Session {
     /// Its user.
     pub user: User,
     /// The CSRF token every unsafe request of this session must carry.
     pub csrf: String,
     pub(crate) token: String,
+}
+
+/// The user; the tokens are secrets, never shown (not in a log either).
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("user", &self.user)
+            .field("csrf", &"<redacted>")
+            .finish_non_exhaustive()
+    }
 }
 
 /// Starts a session for `user`: its token (for the cookie) and CSRF token.

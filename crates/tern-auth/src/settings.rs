@@ -5,7 +5,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use tern::settings::Secret;
 
-/// Sessions and the login throttle: settings under the prefix `auth`.
+/// Sessions, API tokens and the login throttle: settings under the
+/// prefix `auth`.
 ///
 /// | variable | default |
 /// |---|---|
@@ -17,6 +18,8 @@ use tern::settings::Secret;
 /// | `AUTH_STORE` | `database`: where sessions and the throttle's counts live; `redis` keeps them in Redis (the `redis` feature) |
 /// | `AUTH_REDIS_URL` | the Redis of `AUTH_STORE=redis` |
 /// | `AUTH_REDIS_PREFIX` | `tern`: the first part of every key, so that apps sharing a Redis keep apart |
+/// | `AUTH_TOKEN_SCHEMES` | `Bearer`: the `Authorization` schemes API tokens are sent with, a comma-separated list compared without regard to case (`Token` for a Conduit client; `Bearer,Token` for both) |
+/// | `AUTH_TOKEN_LIFETIME` | `30d`: how long a new API token lasts ([`NewToken::expires_in`](crate::NewToken::expires_in) sets another) |
 ///
 /// With either store every process sees the same sessions and counts. In
 /// Redis a session keeps its user's name and staff flag as they were at
@@ -31,6 +34,8 @@ pub struct Accounts {
     pub(crate) login_window: Duration,
     pub(crate) cookie: String,
     pub(crate) store: Store,
+    pub(crate) token_schemes: Vec<String>,
+    pub(crate) token_lifetime: Duration,
 }
 
 /// Where sessions and the throttle's counts live.
@@ -62,6 +67,13 @@ struct RawAccounts {
     redis_url: Option<Secret>,
     #[serde(default)]
     redis_prefix: Option<String>,
+    #[serde(default)]
+    token_schemes: Option<String>,
+    #[serde(
+        default = "token_lifetime",
+        deserialize_with = "tern::settings::duration"
+    )]
+    token_lifetime: Duration,
 }
 
 impl TryFrom<RawAccounts> for Accounts {
@@ -82,6 +94,13 @@ impl TryFrom<RawAccounts> for Accounts {
                 ))
             }
         };
+        let token_schemes = match raw.token_schemes.as_deref() {
+            Some(list) => schemes(list)?,
+            None => token_schemes(),
+        };
+        if raw.token_lifetime.is_zero() {
+            return Err("AUTH_TOKEN_LIFETIME is 0: a token would be expired when made".to_owned());
+        }
         Ok(Accounts {
             session_lifetime: raw.session_lifetime,
             session_idle: raw.session_idle,
@@ -89,8 +108,33 @@ impl TryFrom<RawAccounts> for Accounts {
             login_window: raw.login_window,
             cookie: raw.cookie,
             store,
+            token_schemes,
+            token_lifetime: raw.token_lifetime,
         })
     }
+}
+
+/// `AUTH_TOKEN_SCHEMES`: comma-separated authentication schemes, each an
+/// RFC 9110 token (`Bearer`, `Token`), none twice (without regard to
+/// case).
+fn schemes(list: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for scheme in list.split(',').map(str::trim) {
+        let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+        if scheme.is_empty() || !scheme.bytes().all(tchar) {
+            return Err(format!(
+                "AUTH_TOKEN_SCHEMES is `{list}`: it is a comma-separated list of \
+                 authentication schemes, like `Bearer` or `Bearer,Token`"
+            ));
+        }
+        if out.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
+            return Err(format!(
+                "AUTH_TOKEN_SCHEMES names `{scheme}` twice (schemes are compared without regard to case)"
+            ));
+        }
+        out.push(scheme.to_owned());
+    }
+    Ok(out)
 }
 
 #[cfg(feature = "redis")]
@@ -121,6 +165,12 @@ fn window() -> Duration {
 fn cookie() -> String {
     "tern_session".to_owned()
 }
+fn token_schemes() -> Vec<String> {
+    vec!["Bearer".to_owned()]
+}
+fn token_lifetime() -> Duration {
+    Duration::from_secs(30 * 86_400)
+}
 
 impl Default for Accounts {
     fn default() -> Self {
@@ -131,6 +181,8 @@ impl Default for Accounts {
             login_window: window(),
             cookie: cookie(),
             store: Store::Database,
+            token_schemes: token_schemes(),
+            token_lifetime: token_lifetime(),
         }
     }
 }

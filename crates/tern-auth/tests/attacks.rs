@@ -1,8 +1,9 @@
 //! Security round 3: the accounts under outside attack, over real
 //! sockets. A parallel burst of guesses against the login throttle (on
 //! SQLite, PostgreSQL, and two servers sharing Redis), a junk bearer
-//! token sent with a session cookie to dodge the CSRF check, and an
-//! `Origin` of another scheme.
+//! token sent with a session cookie to dodge the CSRF check, or without
+//! one to dodge the origin check, a revoked token, and an `Origin` of
+//! another scheme.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::net::SocketAddr;
@@ -13,7 +14,7 @@ use tern::{
     routing::{get, post},
     App, Config,
 };
-use tern_auth::{create_user, Passwords, User};
+use tern_auth::{create_user, Accounts, Authenticated, NewToken, Passwords, User};
 use tern_data::{testing::fresh, Backend, Database};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -43,7 +44,11 @@ fn app() -> App {
             .settings::<Database>("database")
             .route("/notes", post(note))
             .route("/open", post(open))
-            .route("/me", get(|user: User| async move { user.username })),
+            .route("/me", get(|user: User| async move { user.username }))
+            .route(
+                "/posts",
+                post(|auth: Authenticated| async move { format!("{} posted", auth.user.username) }),
+            ),
     )
 }
 
@@ -148,11 +153,22 @@ impl Server {
         }
     }
 
-    async fn user(&self, name: &str, password: &str) {
+    async fn user(&self, name: &str, password: &str) -> User {
         let pool = self.service.settings::<Database>().unwrap().pool().clone();
         create_user(&pool, &Passwords::default(), name, password, false)
             .await
+            .unwrap()
+    }
+
+    /// A new API token of `user`: its secret and id.
+    async fn token(&self, user: &User) -> (String, i64) {
+        let pool = self.service.settings::<Database>().unwrap().pool().clone();
+        let accounts = self.service.settings::<Accounts>().unwrap();
+        let issued = NewToken::new(user, "attack")
+            .create(&pool, &accounts)
+            .await
             .unwrap();
+        (issued.secret, issued.token.id)
     }
 
     /// A logged-in session: the cookie and the CSRF token.
@@ -464,4 +480,152 @@ async fn the_origin_must_have_the_requests_scheme_host_and_port() {
         "{}",
         a.body
     );
+}
+
+/// Issue 28: any `Authorization: Bearer` skipped the origin check of a
+/// request without a session: an exemption that took no credential at
+/// all (another site's script, where CORS lets it send the header, could
+/// post to any open route, a login included). Only a live token exempts
+/// a request now.
+#[tokio::test]
+async fn a_made_up_bearer_token_gets_the_origin_check() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let server = Server::start(&url, &[]).await;
+        for path in ["/open", "/auth/login"] {
+            let headers = [
+                ("Authorization", "Bearer junk"),
+                ("Origin", "http://evil.example"),
+                ("Content-Type", "application/json"),
+            ];
+            let a = send(server.addr, "POST", path, &headers, "{}").await;
+            assert_eq!(a.status, 403, "{backend:?} {path}: {}", a.body);
+            assert!(a.body.contains("another site"), "{}", a.body);
+        }
+    }
+}
+
+/// A live token is the request's credential: no CSRF token needed, from
+/// any origin, even with a session cookie beside it (a cross-site page
+/// cannot set `Authorization`).
+#[tokio::test]
+async fn a_valid_token_needs_no_csrf_token_even_with_a_cookie() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let server = Server::start(&url, &[]).await;
+        let ada = server.user("ada", PASSWORD).await;
+        let (cookie, _) = server.session("ada", PASSWORD).await;
+        let (secret, _) = server.token(&ada).await;
+        let bearer = format!("Bearer {secret}");
+        for extra in [vec![], vec![("Cookie", cookie.as_str())]] {
+            let mut headers = vec![
+                ("Authorization", bearer.as_str()),
+                ("Origin", "http://elsewhere.example"),
+            ];
+            headers.extend(extra);
+            let a = send(server.addr, "POST", "/posts", &headers, "").await;
+            assert_eq!(
+                (a.status, a.body.as_str()),
+                (200, "ada posted"),
+                "{backend:?} {headers:?}"
+            );
+        }
+        // The cookie alone still needs its token.
+        let a = send(server.addr, "POST", "/posts", &[("Cookie", &cookie)], "").await;
+        assert_eq!(a.status, 403, "{}", a.body);
+    }
+}
+
+/// A revoked token is junk: the origin check, and with a session the
+/// CSRF token, apply; past them, `Authenticated` answers it `401`.
+#[tokio::test]
+async fn a_revoked_token_gets_the_csrf_check() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let server = Server::start(&url, &[]).await;
+        let ada = server.user("ada", PASSWORD).await;
+        let (cookie, csrf) = server.session("ada", PASSWORD).await;
+        let (secret, id) = server.token(&ada).await;
+        let pool = server
+            .service
+            .settings::<Database>()
+            .unwrap()
+            .pool()
+            .clone();
+        tern_auth::revoke_token(&pool, ada.id, id).await.unwrap();
+        let bearer = format!("Bearer {secret}");
+        let with_cookie = [("Authorization", bearer.as_str()), ("Cookie", &cookie)];
+        let a = send(server.addr, "POST", "/posts", &with_cookie, "").await;
+        assert_eq!(a.status, 403, "{backend:?}: {}", a.body);
+        assert!(a.body.contains("no CSRF token"), "{}", a.body);
+        let foreign = [
+            ("Authorization", bearer.as_str()),
+            ("Origin", "http://evil.example"),
+        ];
+        let a = send(server.addr, "POST", "/posts", &foreign, "").await;
+        assert_eq!(a.status, 403, "{}", a.body);
+        assert!(a.body.contains("another site"), "{}", a.body);
+        // Past the CSRF check (the session's token sent), the revoked
+        // token decides: 401, not the cookie's user.
+        let mut checked = with_cookie.to_vec();
+        checked.push(("X-CSRF-Token", &csrf));
+        let a = send(server.addr, "POST", "/posts", &checked, "").await;
+        assert_eq!(a.status, 401, "{}", a.body);
+        assert!(
+            a.head
+                .contains("www-authenticate: bearer error=\"invalid_token\""),
+            "{}",
+            a.head
+        );
+    }
+}
+
+/// An origin listed in `CORS_ALLOWED_ORIGINS` is trusted as the app's
+/// own (a single-page app on another origin logs in and posts, with its
+/// session's CSRF token); `*` trusts no one.
+#[tokio::test]
+async fn an_origin_listed_for_cors_passes_the_origin_check() {
+    let Some(url) = fresh(Backend::Sqlite).await else {
+        return;
+    };
+    for (origins, spa) in [("http://spa.example:5173", 200), ("*", 403)] {
+        let server = Server::start(&url, &[("CORS_ALLOWED_ORIGINS", origins)]).await;
+        if origins != "*" {
+            server.user("ada", PASSWORD).await;
+        }
+        let body = json!({"username": "ada", "password": PASSWORD}).to_string();
+        let headers = [
+            ("Content-Type", "application/json"),
+            ("Origin", "http://spa.example:5173"),
+        ];
+        let a = send(server.addr, "POST", "/auth/login", &headers, &body).await;
+        assert_eq!(a.status, spa, "{origins}: {}", a.body);
+        if spa != 200 {
+            continue;
+        }
+        let token = a.json()["csrf_token"].as_str().unwrap().to_owned();
+        let cookie = a.cookie().unwrap();
+        for (origin, expected) in [
+            ("http://spa.example:5173", 200),
+            ("HTTP://SPA.example:5173", 200),
+            ("http://spa.example", 403),
+            ("https://spa.example:5173", 403),
+            ("http://evil.example", 403),
+        ] {
+            let headers = [
+                ("Cookie", cookie.as_str()),
+                ("X-CSRF-Token", token.as_str()),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+                ("Origin", origin),
+            ];
+            let a = send(server.addr, "POST", "/notes", &headers, "text=hi").await;
+            assert_eq!(a.status, expected, "{origin}: {}", a.body);
+        }
+    }
 }

@@ -130,7 +130,11 @@ fn migrate_plans_applies_and_says_what_it_did() {
         text.contains("applying 0002_usernames_as_given_and_emails.sqlite.sql"),
         "{text}"
     );
-    assert!(text.contains("applied 3 migration(s)"), "{text}");
+    assert!(
+        text.contains("applying 0003_api_tokens.sqlite.sql"),
+        "{text}"
+    );
+    assert!(text.contains("applied 4 migration(s)"), "{text}");
     let again = showcase(&dir, &["migrate"], &[], None);
     assert!(
         stdout(&again).contains("nothing to apply"),
