@@ -32,7 +32,9 @@
 //!   to case (`Ada` logs in as `ada`; no one else can take `ADA`), an
 //!   optional email, unique the same way ([`NewUser`], [`create_user`]);
 //!   [`password::authenticate`] checks a username or an email and a
-//!   password for an app that takes logins its own way.
+//!   password for an app that takes logins its own way, [`login`] the
+//!   same behind the throttle; [`find_user`] by name, [`UserChange`] to
+//!   rename or change the email.
 //! - **Passwords**: Argon2id at OWASP's minimum (19 MiB, 2 passes), a
 //!   pepper from `PASSWORD_PEPPER` if set (required from then on:
 //!   [`check_pepper`] refuses a start without it), rehashed at login when
@@ -96,7 +98,8 @@ pub use tokens::{
     MAX_SCOPE_CHARS, MAX_TOKEN_NAME_CHARS,
 };
 pub use users::{
-    check_pepper, create_user, set_password, NewUser, User, MAX_EMAIL_CHARS, MAX_USERNAME_CHARS,
+    check_pepper, create_user, find_user, login, set_password, NewUser, User, UserChange,
+    MAX_EMAIL_CHARS, MAX_USERNAME_CHARS,
 };
 
 use tern::{

@@ -1,11 +1,11 @@
 //! Users: who they are, and their password hashes.
 
-use std::sync::Arc;
+use std::{net::IpAddr, sync::Arc};
 
 use serde::Serialize;
 use tern_data::{with_pool, Pool};
 
-use crate::{password, Accounts, AuthError, Passwords};
+use crate::{password, throttle, Accounts, AuthError, Passwords};
 
 /// A logged-in user, as handlers see one (an extractor: `401` without a
 /// session; `Option<User>` for pages that work either way).
@@ -288,10 +288,22 @@ pub(crate) async fn authenticate_by(
     by_email: bool,
 ) -> Result<User, AuthError> {
     password::bounded(password)?;
+    let found = lookup(pool, login, by_email).await?;
+    check(pool, passwords, found, password).await
+}
+
+/// An account as a login finds it: id, username, email, password hash,
+/// staff, active.
+type Found = (i64, String, Option<String>, String, bool, bool);
+
+/// The account whose username (or, `by_email`, email) is `login`
+/// without regard to case; `None` for none, and for a login too long or
+/// empty to be either.
+async fn lookup(pool: &Pool, login: &str, by_email: bool) -> Result<Option<Found>, AuthError> {
     let login = key(login);
     let n = login.chars().count();
     if n == 0 || n > MAX_USERNAME_CHARS.max(MAX_EMAIL_CHARS) {
-        return Err(AuthError::BadCredentials);
+        return Ok(None);
     }
     // The username first: adding emails never takes a login from a name.
     let sql = if by_email {
@@ -302,12 +314,24 @@ pub(crate) async fn authenticate_by(
         "SELECT id, username, email, password_hash, is_staff, is_active FROM tern_users \
          WHERE username_key = $1"
     };
-    type Row = (i64, String, Option<String>, String, bool, bool);
-    let row: Option<Row> = with_pool!(pool, p => {
+    let row: Option<Found> = with_pool!(pool, p => {
         tern_data::sqlx::query_as(sql).bind(&login).fetch_optional(p).await?
     });
+    Ok(row)
+}
+
+/// `password` against the account found: its user, or
+/// [`AuthError::BadCredentials`] in the same time for no account (a
+/// decoy hash), a wrong password and an inactive account. Rehashes a
+/// hash made with older parameters.
+async fn check(
+    pool: &Pool,
+    passwords: &Passwords,
+    found: Option<Found>,
+    password: &str,
+) -> Result<User, AuthError> {
     let pepper = passwords.pepper();
-    let Some((id, username, email, hash, is_staff, active)) = row else {
+    let Some((id, username, email, hash, is_staff, active)) = found else {
         let _ = password::verify_with(password, password::decoy(), pepper).await?;
         return Err(AuthError::BadCredentials);
     };
@@ -325,4 +349,143 @@ pub(crate) async fn authenticate_by(
         email,
         is_staff,
     })
+}
+
+/// A login by username or email, behind the login throttle: the
+/// accounts' own `POST /auth/login` for an app that answers logins its
+/// own way (a JSON API's `POST /users/login`), with no session made (make
+/// a token: [`NewToken`](crate::NewToken)).
+///
+/// As [`authenticate`] (one [`AuthError::BadCredentials`] for every
+/// failure, in the same time), after counting the attempt: at most
+/// `AUTH_LOGIN_FAILURES` attempts per account and `client_ip` within
+/// `AUTH_LOGIN_WINDOW`, then `429` ([`AuthError::Throttled`], with
+/// `Retry-After`); a success forgets the count. The count is kept on
+/// the account the login finds (else on the login as given), so its
+/// name, its email and the built-in `POST /auth/login` share one budget:
+/// an attacker gets no more guesses by switching between them.
+///
+/// ```no_run
+/// # async fn handler(db: &tern_data::Database, accounts: &tern_auth::Accounts, passwords: &tern_auth::Passwords, ip: std::net::IpAddr) -> Result<(), tern_auth::AuthError> {
+/// let user = tern_auth::login(db.pool(), accounts, passwords, ip, "ada@example.com", "correct horse battery").await?;
+/// let token = tern_auth::NewToken::new(&user, "web").create(db.pool(), accounts).await?;
+/// # Ok(()) }
+/// ```
+pub async fn login(
+    pool: &Pool,
+    accounts: &Accounts,
+    passwords: &Passwords,
+    client_ip: IpAddr,
+    login: &str,
+    password: &str,
+) -> Result<User, AuthError> {
+    password::bounded(password)?;
+    let found = lookup(pool, login, true).await?;
+    // The built-in login counts by the username's key: the same one.
+    let counted = found.as_ref().map_or_else(|| key(login), |f| key(&f.1));
+    throttle::attempt(pool, accounts, &counted, client_ip).await?;
+    let user = check(pool, passwords, found, password).await?;
+    throttle::succeeded(pool, accounts, &counted, client_ip).await?;
+    Ok(user)
+}
+
+/// The active user named `username` (without regard to case), if any:
+/// `Ok(None)` for no such user, an inactive one, or a name that cannot
+/// be one.
+pub async fn find_user(pool: &Pool, username: &str) -> Result<Option<User>, AuthError> {
+    let Ok((_, username_key)) = normalize(username) else {
+        return Ok(None);
+    };
+    let sql = "SELECT id, username, email, is_staff FROM tern_users \
+               WHERE username_key = $1 AND is_active";
+    let row: Option<(i64, String, Option<String>, bool)> = with_pool!(pool, p => {
+        tern_data::sqlx::query_as(sql).bind(&username_key).fetch_optional(p).await?
+    });
+    Ok(row.map(|(id, username, email, is_staff)| User {
+        id,
+        username,
+        email,
+        is_staff,
+    }))
+}
+
+/// A change to a user's name or email (a password has
+/// [`set_password`]): only what is set changes.
+///
+/// The new values are checked as [`NewUser`]'s (`400` when malformed)
+/// and must be free: `409` when another account has the name or the
+/// email in any case; the user's own (`Ada` for `ada`) is no conflict.
+/// `404` when there is no user `id`.
+///
+/// With the database store, sessions see the change at once; with
+/// `AUTH_STORE=redis` a session keeps its user's name as at login: end
+/// the user's sessions ([`end_all_sessions`](crate::end_all_sessions))
+/// after a rename.
+///
+/// ```no_run
+/// # async fn rename(db: &tern_data::Database, user: tern_auth::User) -> Result<(), tern_auth::AuthError> {
+/// let user = tern_auth::UserChange::new(user.id)
+///     .username("Ada")
+///     .email("ada@example.org")
+///     .apply(db.pool())
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct UserChange<'a> {
+    id: i64,
+    username: Option<&'a str>,
+    email: Option<&'a str>,
+}
+
+impl<'a> UserChange<'a> {
+    /// A change to user `id`: nothing yet.
+    pub fn new(id: i64) -> Self {
+        UserChange {
+            id,
+            username: None,
+            email: None,
+        }
+    }
+
+    /// A new username (trimmed, kept as given).
+    pub fn username(mut self, username: &'a str) -> Self {
+        self.username = Some(username);
+        self
+    }
+
+    /// A new email address (trimmed, kept as given).
+    pub fn email(mut self, email: &'a str) -> Self {
+        self.email = Some(email);
+        self
+    }
+
+    /// Makes the change: the user as it is now.
+    pub async fn apply(self, pool: &Pool) -> Result<User, AuthError> {
+        let (username, username_key) = self.username.map(normalize).transpose()?.unzip();
+        let (email, email_key) = self.email.map(normalize_email).transpose()?.unzip();
+        let sql = "UPDATE tern_users SET \
+                   username = COALESCE($1, username), username_key = COALESCE($2, username_key), \
+                   email = COALESCE($3, email), email_key = COALESCE($4, email_key) \
+                   WHERE id = $5 RETURNING id, username, email, is_staff";
+        let row: Option<(i64, String, Option<String>, bool)> = with_pool!(pool, p => {
+            tern_data::sqlx::query_as(sql)
+                .bind(&username)
+                .bind(&username_key)
+                .bind(&email)
+                .bind(&email_key)
+                .bind(self.id)
+                .fetch_optional(p)
+                .await?
+        });
+        let Some((id, username, email, is_staff)) = row else {
+            return Err(AuthError::NotFound(format!("there is no user {}", self.id)));
+        };
+        Ok(User {
+            id,
+            username,
+            email,
+            is_staff,
+        })
+    }
 }

@@ -11,7 +11,7 @@ use tern::{
     routing::{get, post},
     App, Config,
 };
-use tern_auth::{create_user, Passwords, RateLimit, Staff, User};
+use tern_auth::{create_user, AuthError, Passwords, RateLimit, Staff, User};
 use tern_data::{testing::fresh, with_pool, Backend, Database};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -682,6 +682,104 @@ async fn a_pepper_is_used_gained_at_login_and_then_required() {
     tern_auth::check_pepper(&peppered.pool(), &passwords)
         .await
         .unwrap();
+}
+
+/// `tern_auth::login` by username or email: the throttle counts on the
+/// account found, so its name, its email and the built-in `POST
+/// /auth/login` share one budget (10 by default): ten wrong guesses by
+/// email throttle the username, and the other way round.
+#[tokio::test]
+async fn a_login_by_email_and_by_name_share_the_throttle() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let server = Server::start(&url, &[]).await;
+        let pool = server.pool();
+        let passwords = Passwords::default();
+        let accounts = server.service.settings::<tern_auth::Accounts>().unwrap();
+        for (name, email) in [("Ada", "ada@example.com"), ("bob", "bob@example.com")] {
+            tern_auth::NewUser::new(name, "correct horse battery")
+                .email(email)
+                .create(&pool, &passwords)
+                .await
+                .unwrap();
+        }
+        let here: std::net::IpAddr = "203.0.113.7".parse().unwrap();
+        let login = |ip, login: &'static str, password: &'static str| {
+            let (pool, accounts, passwords) = (&pool, &accounts, &passwords);
+            async move { tern_auth::login(pool, accounts, passwords, ip, login, password).await }
+        };
+        // Right by either, in any case; the name answered is the stored one.
+        for by in ["ada", "ADA@example.com"] {
+            let user = login(here, by, "correct horse battery").await.unwrap();
+            assert_eq!(user.username, "Ada", "{backend:?}: {by}");
+        }
+        // Ten wrong guesses by email (in two spellings)...
+        for i in 0..10 {
+            let by = if i % 2 == 0 {
+                "ada@example.com"
+            } else {
+                "Ada@Example.COM"
+            };
+            let err = login(here, by, "a wrong guess").await.unwrap_err();
+            assert!(
+                matches!(err, AuthError::BadCredentials),
+                "{backend:?} {i}: {err}"
+            );
+        }
+        // ... and the username is throttled, even with its password, here
+        // and at the built-in login (which counts by the name too).
+        let err = login(here, "ada", "correct horse battery")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, AuthError::Throttled(_)), "{backend:?}: {err}");
+        let err = login(here, "ada@example.com", "correct horse battery")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, AuthError::Throttled(_)), "{err}");
+        // The test socket's address is 127.0.0.1: count there too.
+        let localhost: std::net::IpAddr = "127.0.0.1".parse().unwrap();
+        for _ in 0..10 {
+            login(localhost, "ADA@EXAMPLE.COM", "a wrong guess")
+                .await
+                .unwrap_err();
+        }
+        let a = server.login("ada", "correct horse battery").await;
+        assert_eq!(a.status, 429, "{backend:?}: {}", a.body);
+        // Another address, and another account, are not affected; an
+        // unknown login is counted on itself.
+        let there: std::net::IpAddr = "198.51.100.2".parse().unwrap();
+        assert!(login(there, "ada", "correct horse battery").await.is_ok());
+        assert!(login(here, "bob@example.com", "correct horse battery")
+            .await
+            .is_ok());
+        for _ in 0..10 {
+            let err = login(here, "nobody@example.com", "a wrong guess")
+                .await
+                .unwrap_err();
+            assert!(matches!(err, AuthError::BadCredentials), "{err}");
+        }
+        let err = login(here, "Nobody@Example.com", "a wrong guess")
+            .await
+            .unwrap_err();
+        assert!(matches!(err, AuthError::Throttled(_)), "{err}");
+        // A success resets the count of its account.
+        for _ in 0..9 {
+            login(there, "bob", "a wrong guess").await.unwrap_err();
+        }
+        assert!(login(there, "bob@example.com", "correct horse battery")
+            .await
+            .is_ok());
+        for _ in 0..10 {
+            let err = login(there, "bob", "a wrong guess").await.unwrap_err();
+            assert!(matches!(err, AuthError::BadCredentials), "{err}");
+        }
+        // An oversized password: refused before counting or hashing.
+        let huge: &'static str = Box::leak("x".repeat(2000).into_boxed_str());
+        let err = login(there, "nobody-else", huge).await.unwrap_err();
+        assert!(matches!(err, AuthError::Password(_)), "{err}");
+    }
 }
 
 #[test]

@@ -1,14 +1,14 @@
 //! Users and the public password API, on SQLite and PostgreSQL: names
 //! kept as given and compared without regard to case, optional unique
 //! emails, `authenticate` by username or email, one failure for a wrong
-//! password and an unknown login, rehash on login, and migration 0002
-//! over rows made under 0001 (issue 28).
+//! password and an unknown login, rehash on login, migration 0002 over
+//! rows made under 0001, `find_user` and `UserChange` (issue 28).
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::time::{Duration, Instant};
 
 use argon2::{password_hash::SaltString, Algorithm, Argon2, Params, PasswordHasher as _, Version};
-use tern_auth::{create_user, password, AuthError, NewUser, Passwords};
+use tern_auth::{create_user, find_user, password, AuthError, NewUser, Passwords, UserChange};
 use tern_data::{sqlx, testing::fresh, with_pool, Backend, Database, Migrations};
 
 const PASSWORD: &str = "correct horse battery";
@@ -294,6 +294,132 @@ async fn weaker_hashes_are_flagged_and_rehashed_at_login() {
             .await
             .unwrap()
             .matches());
+    }
+}
+
+#[tokio::test]
+async fn users_are_found_by_name_in_any_case() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(db) = database(backend).await else {
+            continue;
+        };
+        let passwords = Passwords::default();
+        let pool = db.pool();
+        let ada = NewUser::new("Ada", PASSWORD)
+            .email("ada@example.com")
+            .create(pool, &passwords)
+            .await
+            .unwrap();
+        for name in ["Ada", "ada", " ADA "] {
+            let found = find_user(pool, name).await.unwrap();
+            assert_eq!(found.as_ref(), Some(&ada), "{backend:?}: {name}");
+        }
+        // Not by email; unknown and impossible names are none.
+        for name in ["ada@example.com", "bob", "", "   ", &"a".repeat(151)] {
+            assert_eq!(find_user(pool, name).await.unwrap(), None, "{name}");
+        }
+        // An inactive account is not found.
+        let sql = "UPDATE tern_users SET is_active = FALSE WHERE id = $1";
+        with_pool!(pool, p => { sqlx::query(sql).bind(ada.id).execute(p).await.unwrap().rows_affected() });
+        assert_eq!(find_user(pool, "ada").await.unwrap(), None);
+    }
+}
+
+#[tokio::test]
+async fn a_user_changes_name_and_email_and_conflicts_are_409() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(db) = database(backend).await else {
+            continue;
+        };
+        let passwords = Passwords::default();
+        let pool = db.pool();
+        let ada = NewUser::new("ada", PASSWORD)
+            .email("ada@example.com")
+            .create(pool, &passwords)
+            .await
+            .unwrap();
+        let bob = NewUser::new("Bob", PASSWORD)
+            .email("bob@example.com")
+            .create(pool, &passwords)
+            .await
+            .unwrap();
+        // Nothing to change: the user as is.
+        assert_eq!(UserChange::new(ada.id).apply(pool).await.unwrap(), ada);
+        // A rename: kept as given (trimmed), logs in by it, the old name
+        // is free.
+        let renamed = UserChange::new(ada.id)
+            .username(" Ada Lovelace ")
+            .apply(pool)
+            .await
+            .unwrap();
+        assert_eq!(renamed.username, "Ada Lovelace", "{backend:?}");
+        assert_eq!(renamed.email.as_deref(), Some("ada@example.com"));
+        let user = password::authenticate(pool, &passwords, "ada lovelace", PASSWORD)
+            .await
+            .unwrap();
+        assert_eq!(user.id, ada.id);
+        assert_eq!(find_user(pool, "ada").await.unwrap(), None);
+        // Its own name and email, in another case: no conflict.
+        let same = UserChange::new(ada.id)
+            .username("ADA LOVELACE")
+            .email("ADA@example.com")
+            .apply(pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            (same.username.as_str(), same.email.as_deref()),
+            ("ADA LOVELACE", Some("ADA@example.com"))
+        );
+        // A new email logs in; the old one does not.
+        let moved = UserChange::new(ada.id)
+            .email("lovelace@example.org")
+            .apply(pool)
+            .await
+            .unwrap();
+        assert_eq!(moved.email.as_deref(), Some("lovelace@example.org"));
+        assert_eq!(moved.username, "ADA LOVELACE");
+        let by_email = password::authenticate(pool, &passwords, "Lovelace@Example.org", PASSWORD)
+            .await
+            .unwrap();
+        assert_eq!(by_email.id, ada.id);
+        assert!(matches!(
+            password::authenticate(pool, &passwords, "ada@example.com", PASSWORD).await,
+            Err(AuthError::BadCredentials)
+        ));
+        // Another user's name or email, in any case: 409, and nothing
+        // changes (not even the other field of the change).
+        for change in [
+            UserChange::new(ada.id).username("bob"),
+            UserChange::new(ada.id).username(" BOB "),
+            UserChange::new(ada.id).email("Bob@Example.com"),
+            UserChange::new(ada.id)
+                .username("Ada Two")
+                .email("bob@example.com"),
+        ] {
+            let shown = format!("{change:?}");
+            assert!(conflict(change.apply(pool).await), "{backend:?}: {shown}");
+        }
+        assert_eq!(
+            find_user(pool, "ada lovelace").await.unwrap(),
+            Some(moved.clone())
+        );
+        assert_eq!(find_user(pool, "bob").await.unwrap(), Some(bob));
+        // Malformed: 400; no such user: 404.
+        for change in [
+            UserChange::new(ada.id).username("  "),
+            UserChange::new(ada.id).email("not an email"),
+        ] {
+            let err = change.apply(pool).await.unwrap_err();
+            assert!(matches!(err, AuthError::BadRequest(_)), "{err:?}");
+        }
+        let err = UserChange::new(ada.id + 1000)
+            .username("ghost")
+            .apply(pool)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, AuthError::NotFound(_)), "{err:?}");
+        assert_eq!(tern::IntoResponse::into_response(err).status(), 404);
+        assert_eq!(find_user(pool, "ada lovelace").await.unwrap(), Some(moved));
     }
 }
 
