@@ -141,7 +141,8 @@ impl RateLimit {
         self
     }
 
-    /// Counts each logged-in user apart (anonymous requests by address).
+    /// Counts each user apart, by a live API token or else the session
+    /// (anonymous requests by address).
     pub fn per_user(mut self) -> RateLimit {
         self.key = KeyBy::User;
         self
@@ -184,9 +185,13 @@ impl RateLimit {
     async fn key(&self, parts: &mut Parts) -> Option<String> {
         match &self.key {
             KeyBy::ClientIp => Some(client(parts).await),
-            KeyBy::User => match crate::extract::current(parts).await {
-                Ok(Some(session)) => Some(format!("user:{}", session.user.id)),
-                _ => Some(client(parts).await),
+            // A live API token's user, else the session's.
+            KeyBy::User => match crate::extract::by_token(parts).await {
+                Ok(crate::extract::ByToken::Valid(auth)) => Some(format!("user:{}", auth.user.id)),
+                _ => match crate::extract::current(parts).await {
+                    Ok(Some(session)) => Some(format!("user:{}", session.user.id)),
+                    _ => Some(client(parts).await),
+                },
             },
             KeyBy::Custom(f) => f(parts),
         }

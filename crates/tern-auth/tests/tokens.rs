@@ -51,7 +51,15 @@ fn app() -> App {
             .route("/whoami", get(whoami))
             .route("/echo", get(echo))
             .route("/maybe", get(maybe))
-            .route("/write", post(write)),
+            .route("/write", post(write))
+            .route(
+                "/limited",
+                get(whoami).layer(
+                    tern_auth::RateLimit::per(2, Duration::from_secs(60))
+                        .per_user()
+                        .layer(),
+                ),
+            ),
     )
 }
 
@@ -556,6 +564,25 @@ async fn an_optional_authenticated_is_none_only_without_credentials() {
             "{body}"
         );
     }
+}
+
+/// `RateLimit::per_user` counts a token's requests on its user (from
+/// one address, two users' tokens are two budgets).
+#[tokio::test]
+async fn a_per_user_rate_limit_counts_by_the_tokens_user() {
+    let Some(s) = setup(Backend::Sqlite, &[]).await else {
+        return;
+    };
+    let ada = format!("Bearer {}", s.token(&s.ada).await);
+    let bob = format!("Bearer {}", s.token(&s.bob).await);
+    for _ in 0..2 {
+        let (status, _, body) = s.get("/limited", &[("Authorization", &ada)]).await;
+        assert_eq!((status, body.as_str()), (200, "ada by token cli"));
+    }
+    let (status, _, _) = s.get("/limited", &[("Authorization", &ada)]).await;
+    assert_eq!(status, 429);
+    let (status, _, body) = s.get("/limited", &[("Authorization", &bob)]).await;
+    assert_eq!((status, body.as_str()), (200, "bob by token cli"));
 }
 
 #[test]
