@@ -158,18 +158,27 @@ pub use tern_macros::Model;
 /// The app needs no sqlx features of its own: the generated code names
 /// `tern_data::sqlx`.
 ///
-/// A field reads the column of its name, or `#[row(rename = "column")]`'s.
+/// A field reads the column of its name, or `#[row(rename = "column")]`'s;
+/// a `#[row(flatten)]` field is another row type read from the same
+/// columns (a comment's author, serialized as a nested object).
 ///
 /// ```no_run
 /// # async fn f(pool: &tern_data::Pool) -> Result<(), tern_data::DataError> {
 /// #[derive(tern_data::Row)]
-/// struct Comment {
-///     body: String,
-///     #[row(rename = "username")]
-///     author: String,
+/// struct Author {
+///     username: String,
+///     #[row(rename = "author_id")]
+///     id: i64,
 /// }
 ///
-/// let sql = "SELECT c.body, u.username FROM comments c \
+/// #[derive(tern_data::Row)]
+/// struct Comment {
+///     body: String,
+///     #[row(flatten)]
+///     author: Author,
+/// }
+///
+/// let sql = "SELECT c.body, c.author_id, u.username FROM comments c \
 ///            JOIN users u ON u.id = c.author_id ORDER BY c.id";
 /// let comments: Vec<Comment> = tern_data::query(sql).fetch_all(pool).await?;
 /// # Ok(()) }

@@ -34,6 +34,15 @@ struct Named {
     count: i64,
 }
 
+/// A row with another row inside, read from the same columns.
+#[derive(Debug, PartialEq, Row)]
+struct Tally {
+    #[row(rename = "n")]
+    count: i64,
+    #[row(flatten)]
+    named: Named,
+}
+
 const SQLITE: &str = "CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, \
      name TEXT NOT NULL UNIQUE, at TEXT NOT NULL, note TEXT, public_id BLOB, \
      tags TEXT NOT NULL DEFAULT '[]')";
@@ -109,6 +118,17 @@ async fn statements_rows_and_scalars_on_both_databases() {
                 name: "b".into(),
                 count: 1
             }
+        );
+        let tally: Tally =
+            query("SELECT name, COUNT(*) AS n FROM events WHERE name = $1 GROUP BY name")
+                .bind("b")
+                .fetch_one(pool)
+                .await
+                .unwrap();
+        assert_eq!(
+            (tally.count, tally.named.name.as_str()),
+            (1, "b"),
+            "{backend:?}"
         );
         let all: Vec<(String, Option<String>)> =
             query("SELECT name, note FROM events ORDER BY name")

@@ -17,7 +17,7 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     if let Some(attr) = input.attrs.iter().find(|a| a.path().is_ident("row")) {
         return Err(syn::Error::new_spanned(
             attr,
-            "`#[row(...)]` goes on a field: `#[row(rename = \"column\")]`",
+            "`#[row(...)]` goes on a field: `#[row(rename = \"column\")]` or `#[row(flatten)]`",
         ));
     }
     let named = match &input.data {
@@ -45,6 +45,8 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             .ok_or_else(|| syn::Error::new(f.span(), "a row's fields are named"))?;
         let plain = ident.to_string();
         let mut column = plain.strip_prefix("r#").unwrap_or(&plain).to_owned();
+        let mut flatten = false;
+        let mut renamed = false;
         for attr in f.attrs.iter().filter(|a| a.path().is_ident("row")) {
             attr.parse_nested_meta(|meta| {
                 if meta.path.is_ident("rename") {
@@ -53,13 +55,32 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                         return Err(syn::Error::new(lit.span(), "a column name is not empty"));
                     }
                     column = lit.value();
+                    renamed = true;
+                    Ok(())
+                } else if meta.path.is_ident("flatten") {
+                    flatten = true;
                     Ok(())
                 } else {
-                    Err(meta.error("a row's field takes `#[row(rename = \"column\")]`"))
+                    Err(meta.error(
+                        "a row's field takes `#[row(rename = \"column\")]` or `#[row(flatten)]`",
+                    ))
                 }
             })?;
         }
-        gets.push(quote!(#ident: ::tern_data::sqlx::Row::try_get(row, #column)?));
+        if flatten && renamed {
+            return Err(syn::Error::new_spanned(
+                ident,
+                "a flattened field reads its own columns: `rename` goes on its fields",
+            ));
+        }
+        let ty = &f.ty;
+        gets.push(if flatten {
+            // Another row type (`#[derive(Row)]`) read from the same
+            // columns: an article's author, say.
+            quote!(#ident: <#ty as ::tern_data::sqlx::FromRow<'r, _>>::from_row(row)?)
+        } else {
+            quote!(#ident: ::tern_data::sqlx::Row::try_get(row, #column)?)
+        });
     }
     let sqlite_row = quote!(::tern_data::sqlx::sqlite::SqliteRow);
     let pg_row = quote!(::tern_data::sqlx::postgres::PgRow);
@@ -116,6 +137,24 @@ mod tests {
             out.matches(":: tern_data :: sqlx ::").count(),
             "{out}"
         );
+    }
+
+    #[test]
+    fn a_flattened_field_reads_its_own_row() {
+        let out = expand(quote! {
+            struct Article { title: String, #[row(flatten)] author: Profile }
+        })
+        .map(|t| t.to_string())
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            out.contains("< Profile as :: tern_data :: sqlx :: FromRow <"),
+            "{out}"
+        );
+        assert!(!out.contains("\"author\""), "{out}");
+        let e = error(quote! {
+            struct A { #[row(flatten, rename = "x")] author: Profile }
+        });
+        assert!(e.contains("flattened"), "{e}");
     }
 
     #[test]
