@@ -8,7 +8,7 @@ use tern::{extract::Path, Json, StatusCode};
 use tern_auth::Authenticated;
 use tern_data::{
     list::{ListShape, Listing, Paging, Where},
-    query, Conn, Db, JsonColumn, Model, OffsetDateTime, Page, Row, Tx,
+    query, Conn, Db, JsonColumn, Model, OffsetDateTime, Page, Row, Tx, Uuid,
 };
 
 use crate::{profiles::Profile, required, Error};
@@ -330,13 +330,13 @@ fn tags(mut list: Vec<String>) -> Vec<String> {
     list
 }
 
-/// `How to train your dragon` -> `how-to-train-your-dragon-1a2b3c`.
+/// `How to train your dragon` -> `how-to-train-your-dragon-1a2b3c4d`.
 fn slug(title: &str) -> String {
     let words: Vec<String> = title
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect();
-    let suffix = OffsetDateTime::now_utc().unix_timestamp_nanos() as u64 & 0xff_ffff;
-    format!("{}-{suffix:06x}", words.join("-"))
+    let random = Uuid::new_v4().simple().to_string();
+    format!("{}-{}", words.join("-"), &random[..8])
 }

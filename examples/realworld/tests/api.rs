@@ -263,3 +263,134 @@ async fn conduit_on_both_databases() {
         );
     }
 }
+
+/// A parallel burst of the same request: the same name registered 12
+/// times (one account), the same article favourited 12 times (one
+/// favourite), 12 articles written at once with their tags (each in its
+/// transaction: all there, every tag row with its article).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bursts_of_the_same_request() {
+    for backend in BACKENDS {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let client = std::sync::Arc::new(client(&url).await);
+        let burst =
+            |method: &'static str, path: String, token: Option<String>, body: Option<Value>| {
+                let mut set = tokio::task::JoinSet::new();
+                for _ in 0..12 {
+                    let (client, path, token, body) =
+                        (client.clone(), path.clone(), token.clone(), body.clone());
+                    set.spawn(async move {
+                        let res = Api { client: &client }
+                            .call(method, &path, token.as_deref(), body)
+                            .await;
+                        res.status().as_u16()
+                    });
+                }
+                set
+            };
+        let same = json!({"user": {"username": "dup", "email": "dup@example.com", "password": "a long password"}});
+        let mut statuses = burst("POST", "/users".into(), None, Some(same))
+            .join_all()
+            .await;
+        statuses.sort_unstable();
+        assert_eq!(statuses[0], 201, "{backend:?}: {statuses:?}");
+        assert!(
+            statuses[1..].iter().all(|s| *s == 422),
+            "{backend:?}: {statuses:?}"
+        );
+
+        let api = Api { client: &client };
+        let token = api.register("writer").await;
+        let new = json!({"article": {"title": "Same", "description": "d", "body": "b", "tagList": ["x", "y"]}});
+        let made = burst("POST", "/articles".into(), Some(token.clone()), Some(new))
+            .join_all()
+            .await;
+        assert!(made.iter().all(|s| *s == 201), "{backend:?}: {made:?}");
+        let list = api
+            .call("GET", "/articles?tag=y&limit=100", None, None)
+            .await
+            .json::<Value>();
+        assert_eq!(list["articlesCount"], 12, "{backend:?}");
+        let slug = list["articles"][0]["slug"].as_str().unwrap().to_owned();
+        let faves = burst(
+            "POST",
+            format!("/articles/{slug}/favorite"),
+            Some(token.clone()),
+            None,
+        )
+        .join_all()
+        .await;
+        assert!(faves.iter().all(|s| *s == 200), "{backend:?}: {faves:?}");
+        let one = api
+            .call("GET", &format!("/articles/{slug}"), None, None)
+            .await
+            .json::<Value>();
+        assert_eq!(one["article"]["favoritesCount"], 1, "{backend:?}");
+    }
+}
+
+/// Under production settings (a real key, allowed hosts, a front end on
+/// another origin): the API works for token clients, the front end's
+/// preflight is answered, and a cross-site write without a token is
+/// refused before it reaches a handler.
+#[tokio::test]
+async fn production_settings_with_a_front_end_elsewhere() {
+    let Some(url) = fresh(tern_data::Backend::Sqlite).await else {
+        return;
+    };
+    let config = tern::Config::from_settings([
+        ("TERN_ENV", "production"),
+        (
+            "SECRET_KEY",
+            "9f1c2e7a4b8d3f60a5e9c1b7d2f48a6e3c0b9d7f1a2e5c8b4d6f0a3e9c7b1d5f",
+        ),
+        ("ALLOWED_HOSTS", "*"),
+        ("CORS_ALLOWED_ORIGINS", "https://conduit.example"),
+        ("DATABASE_URL", url.as_str()),
+    ])
+    .unwrap();
+    let app = || realworld::app().config(config.clone());
+    tern::command::serve(app(), ["realworld", "migrate"])
+        .await
+        .unwrap();
+    let client = TestClient::new(app());
+    let api = Api { client: &client };
+    let token = api.register("prod").await;
+    let new = json!({"article": {"title": "T", "description": "d", "body": "b", "tagList": []}});
+    let res = client
+        .post("/api/articles")
+        .header("origin", "https://conduit.example")
+        .header("authorization", &format!("Token {token}"))
+        .json(&new)
+        .send()
+        .await;
+    assert_eq!(res.status(), 201, "{}", res.text());
+    assert_eq!(
+        res.header("access-control-allow-origin"),
+        Some("https://conduit.example")
+    );
+    let preflight = client
+        .request(tern::Method::OPTIONS, "/api/articles")
+        .header("origin", "https://conduit.example")
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "authorization, content-type",
+        )
+        .send()
+        .await;
+    assert_eq!(
+        preflight.header("access-control-allow-origin"),
+        Some("https://conduit.example")
+    );
+    let forged = client
+        .post("/api/articles")
+        .header("origin", "https://evil.example")
+        .json(&new)
+        .send()
+        .await;
+    assert_eq!(forged.status(), 403, "{}", forged.text());
+    assert_eq!(errors(&forged).len(), 1);
+}
