@@ -737,8 +737,7 @@ mod tests {
             &[("SHOPP_TOKEN".to_owned(), "x".to_owned())],
             &shop,
         )
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .to_string();
         assert!(e.starts_with("SHOPP_TOKEN: is given a default"), "{e}");
     }
