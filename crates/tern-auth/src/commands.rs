@@ -12,12 +12,12 @@ use tern_data::Database;
 
 use crate::{AuthError, Passwords};
 
-/// The `createsuperuser` command.
+/// The `createsuperuser` command: a superuser (staff too).
 pub(crate) fn createsuperuser() -> Command {
     Command::new(
         clap::Command::new("createsuperuser")
             .about(
-                "Makes a staff account. The password is asked for on the terminal (not shown), \
+                "Makes a superuser (a staff account with every right in the admin). The password is asked for on the terminal (not shown), \
                  or read from the first line of standard input with --password-stdin",
             )
             .arg(
@@ -61,12 +61,15 @@ async fn create(call: Invocation) -> Result<(), BoxError> {
     };
     let db = call.settings::<Database>()?;
     let passwords = call.settings::<Passwords>()?;
-    let made = crate::create_user(db.pool(), &passwords, &username, &password, true).await;
+    let made = crate::NewUser::new(&username, &password)
+        .superuser(true)
+        .create(db.pool(), &passwords)
+        .await;
     db.pool().close().await;
     match made {
         Ok(user) => {
             println!(
-                "made the staff account `{}` (id {})",
+                "made the superuser `{}` (staff, every right; id {})",
                 user.username, user.id
             );
             Ok(())

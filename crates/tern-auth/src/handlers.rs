@@ -111,6 +111,7 @@ fn logged_in(op: &mut Operation) {
                         "username": { "type": "string" },
                         "email": { "type": ["string", "null"] },
                         "is_staff": { "type": "boolean" },
+                        "is_superuser": { "type": "boolean" },
                     } },
                     "csrf_token": { "type": "string" },
                 },

@@ -118,7 +118,7 @@ pub static MIGRATIONS: Migrations =
 /// [`Passwords`] under `password`), the routes `POST /auth/login`,
 /// `POST /auth/logout`, `GET /auth/session`, `POST /auth/password`, and
 /// the [`csrf()`] check after routing on every route; on the app's
-/// command line, `createsuperuser` (a staff account) and the pepper's
+/// command line, `createsuperuser` (a superuser) and the pepper's
 /// line of `check`; at start, [`check_pepper`]. The app loads its [`tern_data::Database`] itself
 /// ([`tern_data::install`], with [`MIGRATIONS`] among its migrations).
 pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>) -> App<S> {

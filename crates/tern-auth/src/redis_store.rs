@@ -70,6 +70,8 @@ pub(crate) struct Stored {
     /// Absent in a session stored before accounts had emails.
     pub(crate) email: Option<String>,
     pub(crate) is_staff: bool,
+    /// `false` in a session stored before superusers.
+    pub(crate) is_superuser: bool,
 }
 
 fn unavailable(e: redis::RedisError) -> AuthError {
@@ -127,6 +129,7 @@ impl RedisStore {
             ("user", s.user_id.to_string()),
             ("name", s.username.clone()),
             ("staff", u8::from(s.is_staff).to_string()),
+            ("superuser", u8::from(s.is_superuser).to_string()),
         ];
         if let Some(email) = &s.email {
             fields.push(("email", email.clone()));
@@ -165,6 +168,7 @@ impl RedisStore {
                         username,
                         email: get("email"),
                         is_staff: get("staff").as_deref() == Some("1"),
+                        is_superuser: get("superuser").as_deref() == Some("1"),
                     })
                 }
                 _ => None,

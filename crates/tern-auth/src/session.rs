@@ -77,6 +77,7 @@ pub(crate) async fn create(
                 username: user.username.clone(),
                 email: user.email.clone(),
                 is_staff: user.is_staff,
+                is_superuser: user.is_superuser,
             };
             let idle = accounts.session_idle.as_secs();
             let lifetime = accounts.session_lifetime.as_secs();
@@ -105,14 +106,25 @@ pub(crate) async fn load(
         return load_redis(redis, accounts, token).await;
     }
     let id_hash = digest(token);
-    let sql =
-        "SELECT s.csrf, s.created_at, s.last_seen, u.id, u.username, u.email, u.is_staff, u.is_active \
+    let sql = "SELECT s.csrf, s.created_at, s.last_seen, u.id, u.username, u.email, u.is_staff, \
+               u.is_superuser, u.is_active \
                FROM tern_sessions s JOIN tern_users u ON u.id = s.user_id WHERE s.id_hash = $1";
-    type Row = (String, i64, i64, i64, String, Option<String>, bool, bool);
+    type Row = (
+        String,
+        i64,
+        i64,
+        i64,
+        String,
+        Option<String>,
+        bool,
+        bool,
+        bool,
+    );
     let row: Option<Row> = with_pool!(pool, p => {
         tern_data::sqlx::query_as(sql).bind(&id_hash).fetch_optional(p).await?
     });
-    let Some((csrf, created, seen, id, username, email, is_staff, active)) = row else {
+    let Some((csrf, created, seen, id, username, email, is_staff, is_superuser, active)) = row
+    else {
         return Ok(None);
     };
     let at = now();
@@ -137,6 +149,7 @@ pub(crate) async fn load(
             username,
             email,
             is_staff,
+            is_superuser,
         },
         csrf,
         token: token.to_owned(),
@@ -173,6 +186,7 @@ async fn load_redis(
             username: s.username,
             email: s.email,
             is_staff: s.is_staff,
+            is_superuser: s.is_superuser,
         },
         csrf: s.csrf,
         token: token.to_owned(),

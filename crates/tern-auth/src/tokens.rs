@@ -332,7 +332,7 @@ pub(crate) async fn load(pool: &Pool, secret: &str) -> Result<Option<(ApiToken, 
         return Ok(None);
     }
     let sql = "SELECT t.id, t.user_id, t.name, t.scopes, t.created_at, t.expires_at, t.last_used, \
-               u.username, u.email, u.is_staff, u.is_active \
+               u.username, u.email, u.is_staff, u.is_superuser, u.is_active \
                FROM tern_api_tokens t JOIN tern_users u ON u.id = t.user_id WHERE t.token_hash = $1";
     type Joined = (
         i64,
@@ -344,6 +344,7 @@ pub(crate) async fn load(pool: &Pool, secret: &str) -> Result<Option<(ApiToken, 
         Option<i64>,
         String,
         Option<String>,
+        bool,
         bool,
         bool,
     );
@@ -361,6 +362,7 @@ pub(crate) async fn load(pool: &Pool, secret: &str) -> Result<Option<(ApiToken, 
         username,
         email,
         is_staff,
+        is_superuser,
         active,
     )) = row
     else {
@@ -383,6 +385,7 @@ pub(crate) async fn load(pool: &Pool, secret: &str) -> Result<Option<(ApiToken, 
         username,
         email,
         is_staff,
+        is_superuser,
     };
     Ok(Some((token, user)))
 }

@@ -21,6 +21,9 @@ pub struct User {
     pub email: Option<String>,
     /// Whether the user is staff (the admin's, and [`Staff`](crate::Staff)'s).
     pub is_staff: bool,
+    /// Whether the user is a superuser: every right in the admin, with
+    /// no permission rows (a superuser is staff too).
+    pub is_superuser: bool,
 }
 
 /// The longest username, in characters.
@@ -154,6 +157,7 @@ pub struct NewUser<'a> {
     password: &'a str,
     email: Option<&'a str>,
     staff: bool,
+    superuser: bool,
 }
 
 impl std::fmt::Debug for NewUser<'_> {
@@ -163,6 +167,7 @@ impl std::fmt::Debug for NewUser<'_> {
             .field("password", &"<redacted>")
             .field("email", &self.email)
             .field("staff", &self.staff)
+            .field("superuser", &self.superuser)
             .finish()
     }
 }
@@ -176,6 +181,7 @@ impl<'a> NewUser<'a> {
             password,
             email: None,
             staff: false,
+            superuser: false,
         }
     }
 
@@ -192,6 +198,13 @@ impl<'a> NewUser<'a> {
         self
     }
 
+    /// Whether the user is a superuser (every right in the admin); `true`
+    /// makes the user staff too, whatever [`staff`](Self::staff) says.
+    pub fn superuser(mut self, superuser: bool) -> Self {
+        self.superuser = superuser;
+        self
+    }
+
     /// Creates the user: `400` for a malformed name or email, `422` for
     /// a password that breaks the rules (checked before hashing), `409`
     /// when the name or the email is taken.
@@ -201,9 +214,11 @@ impl<'a> NewUser<'a> {
         password::acceptable(self.password)?;
         let hash = password::hash_with(self.password, passwords.pepper()).await?;
         let (email, email_key) = email.unzip();
+        let staff = self.staff || self.superuser;
         let sql = "INSERT INTO tern_users \
-                   (username, username_key, email, email_key, password_hash, is_staff, is_active, created_at) \
-                   VALUES ($1, $2, $3, $4, $5, $6, TRUE, $7) RETURNING id";
+                   (username, username_key, email, email_key, password_hash, is_staff, \
+                   is_superuser, is_active, created_at) \
+                   VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8) RETURNING id";
         let id: i64 = with_pool!(pool, p => {
             tern_data::sqlx::query_scalar(sql)
                 .bind(&username)
@@ -211,7 +226,8 @@ impl<'a> NewUser<'a> {
                 .bind(&email)
                 .bind(&email_key)
                 .bind(&hash)
-                .bind(self.staff)
+                .bind(staff)
+                .bind(self.superuser)
                 .bind(now())
                 .fetch_one(p)
                 .await?
@@ -220,7 +236,8 @@ impl<'a> NewUser<'a> {
             id,
             username,
             email,
-            is_staff: self.staff,
+            is_staff: staff,
+            is_superuser: self.superuser,
         })
     }
 }
@@ -293,8 +310,8 @@ pub(crate) async fn authenticate_by(
 }
 
 /// An account as a login finds it: id, username, email, password hash,
-/// staff, active.
-type Found = (i64, String, Option<String>, String, bool, bool);
+/// staff, superuser, active.
+type Found = (i64, String, Option<String>, String, bool, bool, bool);
 
 /// The account whose username (or, `by_email`, email) is `login`
 /// without regard to case; `None` for none, and for a login too long or
@@ -307,12 +324,12 @@ async fn lookup(pool: &Pool, login: &str, by_email: bool) -> Result<Option<Found
     }
     // The username first: adding emails never takes a login from a name.
     let sql = if by_email {
-        "SELECT id, username, email, password_hash, is_staff, is_active FROM tern_users \
-         WHERE username_key = $1 OR email_key = $1 \
+        "SELECT id, username, email, password_hash, is_staff, is_superuser, is_active \
+         FROM tern_users WHERE username_key = $1 OR email_key = $1 \
          ORDER BY CASE WHEN username_key = $1 THEN 0 ELSE 1 END LIMIT 1"
     } else {
-        "SELECT id, username, email, password_hash, is_staff, is_active FROM tern_users \
-         WHERE username_key = $1"
+        "SELECT id, username, email, password_hash, is_staff, is_superuser, is_active \
+         FROM tern_users WHERE username_key = $1"
     };
     let row: Option<Found> = with_pool!(pool, p => {
         tern_data::sqlx::query_as(sql).bind(&login).fetch_optional(p).await?
@@ -331,7 +348,7 @@ async fn check(
     password: &str,
 ) -> Result<User, AuthError> {
     let pepper = passwords.pepper();
-    let Some((id, username, email, hash, is_staff, active)) = found else {
+    let Some((id, username, email, hash, is_staff, is_superuser, active)) = found else {
         let _ = password::verify_with(password, password::decoy(), pepper).await?;
         return Err(AuthError::BadCredentials);
     };
@@ -348,6 +365,7 @@ async fn check(
         username,
         email,
         is_staff,
+        is_superuser,
     })
 }
 
@@ -396,37 +414,46 @@ pub async fn find_user(pool: &Pool, username: &str) -> Result<Option<User>, Auth
     let Ok((_, username_key)) = normalize(username) else {
         return Ok(None);
     };
-    let sql = "SELECT id, username, email, is_staff FROM tern_users \
+    let sql = "SELECT id, username, email, is_staff, is_superuser FROM tern_users \
                WHERE username_key = $1 AND is_active";
-    let row: Option<(i64, String, Option<String>, bool)> = with_pool!(pool, p => {
+    let row: Option<(i64, String, Option<String>, bool, bool)> = with_pool!(pool, p => {
         tern_data::sqlx::query_as(sql).bind(&username_key).fetch_optional(p).await?
     });
-    Ok(row.map(|(id, username, email, is_staff)| User {
-        id,
-        username,
-        email,
-        is_staff,
-    }))
+    Ok(
+        row.map(|(id, username, email, is_staff, is_superuser)| User {
+            id,
+            username,
+            email,
+            is_staff,
+            is_superuser,
+        }),
+    )
 }
 
-/// A change to a user's name or email (a password has
+/// A change to a user's name, email or rights (a password has
 /// [`set_password`]): only what is set changes.
 ///
 /// The new values are checked as [`NewUser`]'s (`400` when malformed)
 /// and must be free: `409` when another account has the name or the
 /// email in any case; the user's own (`Ada` for `ada`) is no conflict.
-/// `404` when there is no user `id`.
+/// `404` when there is no user `id`. Making a user a superuser makes
+/// them staff; taking staff away takes superuser away too.
+/// Deactivating a user ([`active(false)`](Self::active)) ends their
+/// sessions in the database store (an inactive user's sessions and API
+/// tokens are refused at once in any case; deleting them keeps a later
+/// reactivation from bringing them back).
 ///
 /// With the database store, sessions see the change at once; with
-/// `AUTH_STORE=redis` a session keeps its user's name as at login: end
-/// the user's sessions ([`end_all_sessions`](crate::end_all_sessions))
-/// after a rename.
+/// `AUTH_STORE=redis` a session keeps its user as at login (name,
+/// staff, superuser, active): end the user's sessions
+/// ([`end_all_sessions`](crate::end_all_sessions)) after such a change.
 ///
 /// ```no_run
 /// # async fn rename(db: &tern_data::Database, user: tern_auth::User) -> Result<(), tern_auth::AuthError> {
 /// let user = tern_auth::UserChange::new(user.id)
 ///     .username("Ada")
 ///     .email("ada@example.org")
+///     .staff(true)
 ///     .apply(db.pool())
 ///     .await?;
 /// # Ok(()) }
@@ -436,6 +463,9 @@ pub struct UserChange<'a> {
     id: i64,
     username: Option<&'a str>,
     email: Option<&'a str>,
+    staff: Option<bool>,
+    superuser: Option<bool>,
+    active: Option<bool>,
 }
 
 impl<'a> UserChange<'a> {
@@ -445,6 +475,9 @@ impl<'a> UserChange<'a> {
             id,
             username: None,
             email: None,
+            staff: None,
+            superuser: None,
+            active: None,
         }
     }
 
@@ -460,32 +493,73 @@ impl<'a> UserChange<'a> {
         self
     }
 
+    /// Whether the user is staff; `false` also ends superuser rights.
+    pub fn staff(mut self, staff: bool) -> Self {
+        self.staff = Some(staff);
+        self
+    }
+
+    /// Whether the user is a superuser; `true` also makes the user staff.
+    pub fn superuser(mut self, superuser: bool) -> Self {
+        self.superuser = Some(superuser);
+        self
+    }
+
+    /// Whether the account is active: an inactive one cannot log in, and
+    /// its sessions and API tokens are refused (`false` deletes its
+    /// sessions in the database store).
+    pub fn active(mut self, active: bool) -> Self {
+        self.active = Some(active);
+        self
+    }
+
     /// Makes the change: the user as it is now.
     pub async fn apply(self, pool: &Pool) -> Result<User, AuthError> {
         let (username, username_key) = self.username.map(normalize).transpose()?.unzip();
         let (email, email_key) = self.email.map(normalize_email).transpose()?.unzip();
+        // Superuser implies staff, and no staff means no superuser.
+        let staff = match (self.staff, self.superuser) {
+            (_, Some(true)) => Some(true),
+            (staff, _) => staff,
+        };
+        let superuser = match (self.staff, self.superuser) {
+            (Some(false), _) => Some(false),
+            (_, superuser) => superuser,
+        };
         let sql = "UPDATE tern_users SET \
                    username = COALESCE($1, username), username_key = COALESCE($2, username_key), \
-                   email = COALESCE($3, email), email_key = COALESCE($4, email_key) \
-                   WHERE id = $5 RETURNING id, username, email, is_staff";
-        let row: Option<(i64, String, Option<String>, bool)> = with_pool!(pool, p => {
+                   email = COALESCE($3, email), email_key = COALESCE($4, email_key), \
+                   is_staff = COALESCE($5, is_staff), is_superuser = COALESCE($6, is_superuser), \
+                   is_active = COALESCE($7, is_active) \
+                   WHERE id = $8 RETURNING id, username, email, is_staff, is_superuser";
+        let row: Option<(i64, String, Option<String>, bool, bool)> = with_pool!(pool, p => {
             tern_data::sqlx::query_as(sql)
                 .bind(&username)
                 .bind(&username_key)
                 .bind(&email)
                 .bind(&email_key)
+                .bind(staff)
+                .bind(superuser)
+                .bind(self.active)
                 .bind(self.id)
                 .fetch_optional(p)
                 .await?
         });
-        let Some((id, username, email, is_staff)) = row else {
+        let Some((id, username, email, is_staff, is_superuser)) = row else {
             return Err(AuthError::NotFound(format!("there is no user {}", self.id)));
         };
+        if self.active == Some(false) {
+            let sql = "DELETE FROM tern_sessions WHERE user_id = $1";
+            with_pool!(pool, p => {
+                tern_data::sqlx::query(sql).bind(id).execute(p).await?.rows_affected()
+            });
+        }
         Ok(User {
             id,
             username,
             email,
             is_staff,
+            is_superuser,
         })
     }
 }

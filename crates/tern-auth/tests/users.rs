@@ -2,7 +2,8 @@
 //! kept as given and compared without regard to case, optional unique
 //! emails, `authenticate` by username or email, one failure for a wrong
 //! password and an unknown login, rehash on login, migration 0002 over
-//! rows made under 0001, `find_user` and `UserChange` (issue 28).
+//! rows made under 0001, `find_user` and `UserChange` (issue 28);
+//! superusers, and `UserChange`'s rights and deactivation (issue 29).
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use std::time::{Duration, Instant};
@@ -466,6 +467,8 @@ async fn migration_0002_keeps_accounts_made_under_0001() {
                 .unwrap_or_else(|e| panic!("{backend:?}: {login}: {e}"));
             assert_eq!(user.id, id);
             assert_eq!(user.email, None);
+            // 0004: staff made before superusers keep every right.
+            assert_eq!(user.is_superuser, id == ids[0], "{backend:?}: {login}");
         }
         // Their names stay taken in any case; new accounts and emails work.
         assert!(conflict(
@@ -480,5 +483,116 @@ async fn migration_0002_keeps_accounts_made_under_0001() {
             .await
             .unwrap();
         assert_eq!(user, carol);
+    }
+}
+
+#[tokio::test]
+async fn superusers_are_staff_and_rights_change() {
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(db) = database(backend).await else {
+            continue;
+        };
+        let passwords = Passwords::default();
+        let pool = db.pool();
+        // A superuser is staff, whatever `staff` says.
+        let root = NewUser::new("root", PASSWORD)
+            .staff(false)
+            .superuser(true)
+            .create(pool, &passwords)
+            .await
+            .unwrap();
+        assert!(root.is_staff && root.is_superuser, "{backend:?}");
+        let found = password::authenticate(pool, &passwords, "root", PASSWORD)
+            .await
+            .unwrap();
+        assert_eq!(found, root, "{backend:?}");
+        assert_eq!(find_user(pool, "ROOT").await.unwrap(), Some(root.clone()));
+        let staff = NewUser::new("sam", PASSWORD)
+            .staff(true)
+            .create(pool, &passwords)
+            .await
+            .unwrap();
+        assert!(staff.is_staff && !staff.is_superuser, "{backend:?}");
+        let plain = create_user(pool, &passwords, "pat", PASSWORD, false)
+            .await
+            .unwrap();
+        assert!(!plain.is_staff && !plain.is_superuser);
+
+        // Superuser implies staff; no staff means no superuser.
+        let up = UserChange::new(plain.id)
+            .superuser(true)
+            .apply(pool)
+            .await
+            .unwrap();
+        assert!(up.is_staff && up.is_superuser, "{backend:?}");
+        let down = UserChange::new(plain.id)
+            .staff(false)
+            .apply(pool)
+            .await
+            .unwrap();
+        assert!(!down.is_staff && !down.is_superuser, "{backend:?}");
+        let staff_only = UserChange::new(plain.id)
+            .staff(true)
+            .apply(pool)
+            .await
+            .unwrap();
+        assert!(staff_only.is_staff && !staff_only.is_superuser);
+        let demoted = UserChange::new(root.id)
+            .superuser(false)
+            .apply(pool)
+            .await
+            .unwrap();
+        assert!(demoted.is_staff && !demoted.is_superuser, "{backend:?}");
+        // A change of rights alone leaves the name and email.
+        assert_eq!(demoted.username, "root");
+        let found = password::authenticate(pool, &passwords, "pat", PASSWORD)
+            .await
+            .unwrap();
+        assert_eq!(found, staff_only);
+
+        // Deactivating: no login, not found, sessions deleted.
+        let sql = "INSERT INTO tern_sessions (id_hash, user_id, csrf, created_at, last_seen) \
+                   VALUES ($1, $2, 'c', 0, 0)";
+        with_pool!(pool, p => {
+            sqlx::query(sql).bind("h1").bind(staff.id).execute(p).await.unwrap();
+            sqlx::query(sql).bind("h2").bind(plain.id).execute(p).await.unwrap();
+        });
+        UserChange::new(staff.id)
+            .active(false)
+            .apply(pool)
+            .await
+            .unwrap();
+        let refused = password::authenticate(pool, &passwords, "sam", PASSWORD).await;
+        assert!(
+            matches!(refused, Err(AuthError::BadCredentials)),
+            "{backend:?}: {refused:?}"
+        );
+        assert_eq!(find_user(pool, "sam").await.unwrap(), None);
+        let sql = "SELECT user_id FROM tern_sessions ORDER BY user_id";
+        let left: Vec<i64> = with_pool!(pool, p => {
+            sqlx::query_scalar(sql).fetch_all(p).await.unwrap()
+        });
+        assert_eq!(
+            left,
+            vec![plain.id],
+            "{backend:?}: only the other user's session stays"
+        );
+        // Active again: logs in, with no old session back.
+        UserChange::new(staff.id)
+            .active(true)
+            .apply(pool)
+            .await
+            .unwrap();
+        let back = password::authenticate(pool, &passwords, "sam", PASSWORD)
+            .await
+            .unwrap();
+        assert_eq!(back, staff);
+
+        // No such user: 404, whatever the change.
+        let missing = UserChange::new(999_999).active(false).apply(pool).await;
+        assert!(
+            matches!(missing, Err(AuthError::NotFound(_))),
+            "{backend:?}: {missing:?}"
+        );
     }
 }

@@ -134,7 +134,11 @@ fn migrate_plans_applies_and_says_what_it_did() {
         text.contains("applying 0003_api_tokens.sqlite.sql"),
         "{text}"
     );
-    assert!(text.contains("applied 4 migration(s)"), "{text}");
+    assert!(
+        text.contains("applying 0004_superusers.sqlite.sql"),
+        "{text}"
+    );
+    assert!(text.contains("applied 5 migration(s)"), "{text}");
     let again = showcase(&dir, &["migrate"], &[], None);
     assert!(
         stdout(&again).contains("nothing to apply"),
@@ -144,7 +148,7 @@ fn migrate_plans_applies_and_says_what_it_did() {
 }
 
 #[test]
-fn createsuperuser_makes_a_staff_account_once() {
+fn createsuperuser_makes_a_superuser_once() {
     let dir = scratch("superuser");
     let password = "a long enough password";
     // Before `migrate`: the error says what to run.
@@ -165,7 +169,7 @@ fn createsuperuser_makes_a_staff_account_once() {
     );
     assert!(made.status.success(), "{}", stderr(&made));
     assert!(
-        stdout(&made).contains("made the staff account `ada`"),
+        stdout(&made).contains("made the superuser `ada`"),
         "{}",
         stdout(&made)
     );
