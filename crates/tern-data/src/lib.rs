@@ -63,6 +63,7 @@ mod database;
 pub mod encryption;
 mod error;
 mod extract;
+pub mod fields;
 pub mod list;
 mod migrate;
 pub mod model;
@@ -77,9 +78,10 @@ pub use database::{Backend, Database, Pool, DEFAULT_URL};
 pub use encryption::{Encrypted, FieldKeys};
 pub use error::DataError;
 pub use extract::{Db, ListQuery};
+pub use fields::{FieldValue, Fields, FormValue, Input};
 pub use list::{ListShape, Listing, Pages, Paging, Slice, Where};
 pub use migrate::Migrations;
-pub use model::{Model, Page};
+pub use model::{Model, Page, Widget};
 pub use query::{query, Arg, Conn, Done, JsonColumn, Query};
 pub use transaction::{transactions, Transaction, Tx, TxGuard};
 
@@ -112,7 +114,18 @@ pub use tern_macros::migrations;
 /// takes: `primary_key` (exactly one field), `column = "..."`,
 /// `label = "..."`, `default` (left to the database on insert),
 /// `searchable`, `sortable`, `listed`, `read_only` (never written by
-/// `update`) and `unique`.
+/// `update`), `unique`, `max_length = N` and `choices("a", "b")` (text
+/// only: [`Model::check_values`] refuses a longer text, in characters,
+/// or another value, `422` naming the field, on every insert and update),
+/// `references = "table"` (the table whose key the column holds) and
+/// `widget = "textarea"` (or `"email"`, `"url"`, `"password"`: how a form
+/// shows it). On the struct, `name = "..."` and `plural = "..."` name a
+/// row for people ([`Model::NAME`], [`Model::PLURAL`]; else the struct's
+/// name in words, and `s`).
+///
+/// The derive also implements [`Fields`]: a row as form text and back,
+/// each field through its type's [`FormValue`] (a field of a type of
+/// one's own needs an impl, and `Clone`).
 ///
 /// `unique` declares a column that the migration makes `UNIQUE` (the
 /// index is what enforces it) and generates its finders, with the

@@ -66,6 +66,35 @@ pub struct Column {
     /// Declared unique (`#[model(unique)]`; the migration's unique index
     /// enforces it): the model has `find_by_<field>` finders.
     pub unique: bool,
+    /// The longest text, in characters (`#[model(max_length = 500)]`,
+    /// text only): [`Model::check_values`] refuses a longer one (`422`).
+    pub max_length: Option<u32>,
+    /// The values a text may take (`#[model(choices("draft",
+    /// "published"))]`, text only; empty: any): [`Model::check_values`]
+    /// refuses another (`422`).
+    pub choices: &'static [&'static str],
+    /// The table whose key this column holds (`#[model(references =
+    /// "tern_users")]`), for pages that link or offer rows of it.
+    pub references: Option<&'static str>,
+    /// How a form shows it (`#[model(widget = "textarea")]`; else by its
+    /// kind).
+    pub widget: Widget,
+}
+
+/// How a form shows a column, beyond what its [`Kind`] says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Widget {
+    /// By the kind: a text input, a number, a checkbox.
+    #[default]
+    Default,
+    /// Several lines of text (`widget = "textarea"`).
+    TextArea,
+    /// An email address (`widget = "email"`).
+    Email,
+    /// A URL (`widget = "url"`).
+    Url,
+    /// Hidden as typed (`widget = "password"`).
+    Password,
 }
 
 /// A table's row as a struct: `#[derive(Model)]` implements it, with the
@@ -91,6 +120,12 @@ pub trait Model:
         + 'static;
     /// The table.
     const TABLE: &'static str;
+    /// One row, for people (`#[model(name = "note")]`; else the struct's
+    /// name in words, lower case: `NoteTag` is `note tag`).
+    const NAME: &'static str = Self::TABLE;
+    /// Several rows, for people (`#[model(plural = "notes")]`; else the
+    /// name and `s`).
+    const PLURAL: &'static str = Self::TABLE;
     /// Every column, in field order.
     const COLUMNS: &'static [Column];
     /// `SELECT <columns> FROM <table> WHERE <key> = $1`.
@@ -128,9 +163,11 @@ pub trait Model:
         q: QueryAs<'q, Postgres, Self, PgArgs>,
     ) -> QueryAs<'q, Postgres, Self, PgArgs>;
 
-    /// Refuses what no backend stores alike before a write: a NUL
-    /// character in a text field ([`DataError::Invalid`], `422` naming
-    /// the field). `#[derive(Model)]` writes it; [`insert`](Model::insert),
+    /// Refuses, before a write, what no backend stores alike (a NUL
+    /// character in a text field) and what the model declares wrong (a
+    /// text longer than its `max_length`, one outside its `choices`):
+    /// [`DataError::Invalid`], `422` naming the field. `#[derive(Model)]`
+    /// writes it; [`insert`](Model::insert),
     /// [`update`](Model::update) and their `_in` forms call it.
     fn check_values(&self) -> Result<(), DataError> {
         Ok(())

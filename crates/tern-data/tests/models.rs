@@ -1,6 +1,7 @@
 //! `#[derive(Model)]` over real sockets, on SQLite and PostgreSQL: CRUD,
 //! lists with filters, search, order and pages, and SQL injection through
-//! every list parameter.
+//! every list parameter; `Fields` (rows as form text, both ways) and the
+//! declared text checks (`max_length`, `choices`).
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;
@@ -13,10 +14,10 @@ use tern::{
     App, Json, StatusCode,
 };
 use tern_data::{
-    model::{Column, Kind},
+    model::{Column, Kind, Widget},
     time::{Duration, UtcOffset},
-    with_pool, Backend, DataError, Database, Db, ListQuery, Migrations, Model, OffsetDateTime,
-    Page, Pool, Transaction, Uuid,
+    with_pool, Backend, DataError, Database, Db, Encrypted, FieldValue, Fields, Input, JsonColumn,
+    ListQuery, Migrations, Model, OffsetDateTime, Page, Pool, Transaction, Uuid,
 };
 
 static MIGRATIONS: Migrations = tern_data::migrations!("tests/migrations");
@@ -79,7 +80,17 @@ fn metadata_is_constant() {
         Note::COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>(),
         ["id", "title", "body", "stars"]
     );
+    // No `name`/`plural`: the struct's name in words, and `s`.
+    assert_eq!((Note::NAME, Note::PLURAL), ("note", "notes"));
+    assert_eq!(
+        (Item::NAME, Item::PLURAL),
+        ("catalogue item", "catalogue items")
+    );
+    assert_eq!((Vault::NAME, Vault::PLURAL), ("vault", "vaults"));
     let title: &Column = Note::column("title").unwrap();
+    assert_eq!(title.max_length, None);
+    assert!(title.choices.is_empty() && title.references.is_none());
+    assert_eq!(title.widget, Widget::Default);
     assert_eq!(title.kind, Kind::Text);
     assert!(title.searchable && title.sortable && title.listed && !title.nullable);
     let id = Note::column("id").unwrap();
@@ -517,4 +528,344 @@ fn url_encode(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// Every field type a form reads: the round trip's model.
+#[derive(Debug, Clone, PartialEq, Model)]
+#[model(table = "items", name = "catalogue item", plural = "catalogue items")]
+struct Item {
+    #[model(primary_key)]
+    id: i64,
+    #[model(max_length = 10, widget = "textarea")]
+    title: String,
+    #[model(choices("draft", "published"))]
+    status: String,
+    #[model(max_length = 5)]
+    note: Option<String>,
+    count: i32,
+    small: i16,
+    ratio: f64,
+    flag: bool,
+    at: OffsetDateTime,
+    until: Option<OffsetDateTime>,
+    public_id: Uuid,
+    #[model(references = "notes")]
+    note_id: Option<i64>,
+    tags: JsonColumn<Vec<String>>,
+    raw: Vec<u8>,
+}
+
+/// Encrypted values and bytes, as a form sees them (no database: the
+/// keys are another test's).
+#[derive(Debug, Clone, PartialEq, Model)]
+struct Vault {
+    #[model(primary_key)]
+    id: i64,
+    secret: Encrypted<String>,
+    maybe: Option<Encrypted<String>>,
+    raw: Option<Vec<u8>>,
+}
+
+async fn items_table(db: &Database, backend: Backend) {
+    let sql = match backend {
+        Backend::Sqlite => {
+            "CREATE TABLE items (id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, \
+             status TEXT NOT NULL, note TEXT, count INTEGER NOT NULL, small INTEGER NOT NULL, \
+             ratio REAL NOT NULL, flag BOOLEAN NOT NULL, at TEXT NOT NULL, until TEXT, \
+             public_id BLOB NOT NULL, note_id BIGINT, tags TEXT NOT NULL, raw BLOB NOT NULL)"
+        }
+        Backend::Postgres => {
+            "CREATE TABLE items (id BIGSERIAL PRIMARY KEY, title TEXT NOT NULL, \
+             status TEXT NOT NULL, note TEXT, count INTEGER NOT NULL, small SMALLINT NOT NULL, \
+             ratio DOUBLE PRECISION NOT NULL, flag BOOLEAN NOT NULL, at TIMESTAMPTZ NOT NULL, \
+             until TIMESTAMPTZ, public_id UUID NOT NULL, note_id BIGINT, tags JSONB NOT NULL, \
+             raw BYTEA NOT NULL)"
+        }
+    };
+    with_pool!(db.pool(), p => {
+        tern_data::sqlx::raw_sql(sql).execute(p).await.unwrap();
+    });
+}
+
+fn an_item() -> Item {
+    Item {
+        id: 0,
+        title: "Ærø café".to_owned(),
+        status: "draft".to_owned(),
+        note: Some("hi".to_owned()),
+        count: -42,
+        small: 7,
+        ratio: 0.1 + 0.2,
+        flag: true,
+        at: OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap()
+            + Duration::microseconds(250),
+        until: None,
+        public_id: Uuid::new_v4(),
+        note_id: Some(3),
+        tags: JsonColumn(vec!["a".to_owned(), "b".to_owned()]),
+        raw: vec![1, 2, 3],
+    }
+}
+
+/// What a form page sends for `row`: each value's text, the key and the
+/// columns not typed in (bytes, JSON) kept; an unticked checkbox absent.
+fn form_of<M: Fields>(row: &M) -> Vec<(&'static str, Option<String>)> {
+    M::COLUMNS
+        .iter()
+        .zip(row.values())
+        .filter(|(c, _)| !c.primary_key && c.kind != Kind::Bytes && c.name != "tags")
+        .map(|(c, v)| match v {
+            FieldValue::Bool(false) => (c.name, None),
+            FieldValue::Bool(true) => (c.name, Some("on".to_owned())),
+            v => (c.name, Some(v.form_text())),
+        })
+        .collect()
+}
+
+fn from<M: Fields>(
+    form: &[(&'static str, Option<String>)],
+    base: Option<&M>,
+) -> Result<M, Vec<(&'static str, String)>> {
+    M::from_form(
+        &|c: &'static Column| match form.iter().find(|(n, _)| *n == c.name) {
+            Some((_, v)) => Input::Given(v.as_deref()),
+            None => Input::Keep,
+        },
+        base,
+    )
+}
+
+#[tokio::test]
+async fn fields_round_trip() {
+    for backend in BACKENDS {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let db = Database::from_url(&url).unwrap();
+        items_table(&db, backend).await;
+        let pool = db.pool();
+        let stored = an_item().insert(pool).await.unwrap();
+        assert_eq!(Item::parse_key(&stored.key_text()), Some(stored.id));
+        assert_eq!(Item::parse_key("abc"), None, "{backend:?}");
+        assert_eq!(Item::get(pool, stored.id).await.unwrap(), stored);
+        let values = stored.values();
+        assert_eq!(values.len(), Item::COLUMNS.len());
+        assert_eq!(values[7], FieldValue::Bool(true));
+        assert_eq!(values[9], FieldValue::Null);
+        assert_eq!(values[13], FieldValue::Binary(3));
+        assert_eq!(values[12], FieldValue::Text(r#"["a","b"]"#.to_owned()));
+
+        // An edit: the form's text read back is the same row.
+        let form = form_of(&stored);
+        let edited: Item = from(&form, Some(&stored)).unwrap();
+        assert_eq!(edited, stored, "{backend:?}");
+        assert_eq!(edited.update(pool).await.unwrap(), stored, "{backend:?}");
+
+        // A create from the same text: the same values, a new key; the
+        // kept columns are placeholders.
+        let made: Item = from(&form, None).unwrap();
+        assert_eq!(made.id, 0);
+        assert_eq!((made.tags.0.len(), made.raw.len()), (0, 0));
+        let made = made.insert(pool).await.unwrap();
+        assert_ne!(made.id, stored.id);
+        assert_eq!(
+            Item {
+                id: stored.id,
+                tags: stored.tags.clone(),
+                raw: stored.raw.clone(),
+                ..made
+            },
+            stored,
+            "{backend:?}"
+        );
+
+        // Changed text is read as typed: a date-time in another form, the
+        // checkbox unticked, an optional value emptied, another set.
+        let mut changed = form.clone();
+        for (name, value) in &mut changed {
+            *value = match *name {
+                "flag" => None,
+                "note" => Some(String::new()),
+                "until" => Some("2026-12-04T10:30".to_owned()),
+                "ratio" => Some(" 2.5 ".to_owned()),
+                _ => value.clone(),
+            };
+        }
+        let edited: Item = from(&changed, Some(&stored)).unwrap();
+        assert!(!edited.flag && edited.note.is_none() && edited.ratio == 2.5);
+        assert_eq!(
+            edited.until,
+            Some(OffsetDateTime::from_unix_timestamp(1_796_380_200).unwrap())
+        );
+        let saved = edited.update(pool).await.unwrap();
+        assert_eq!(saved, edited, "{backend:?}");
+    }
+}
+
+#[test]
+fn every_problem_of_a_form_is_named_once() {
+    let stored = Item { id: 5, ..an_item() };
+    let mut form = form_of(&stored);
+    for (name, value) in &mut form {
+        *value = match *name {
+            "title" => Some("x".repeat(11)),
+            "status" => Some("archived".to_owned()),
+            "note" => Some("abc\0".to_owned()),
+            "count" => Some("many".to_owned()),
+            "small" => Some("70000".to_owned()),
+            "ratio" => Some("NaN".to_owned()),
+            "flag" => Some("maybe".to_owned()),
+            "at" => None,
+            "public_id" => Some("nope".to_owned()),
+            "note_id" => Some("1.5".to_owned()),
+            _ => value.clone(),
+        };
+    }
+    let errors = from::<Item>(&form, Some(&stored)).unwrap_err();
+    let names: Vec<&str> = errors.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names,
+        [
+            "title",
+            "status",
+            "note",
+            "count",
+            "small",
+            "ratio",
+            "flag",
+            "at",
+            "public_id",
+            "note_id"
+        ]
+    );
+    let says = |name: &str| errors.iter().find(|(n, _)| *n == name).unwrap().1.clone();
+    assert_eq!(says("title"), "has at most 10 characters (this has 11)");
+    assert_eq!(says("status"), "must be one of: draft, published");
+    assert!(says("note").contains("NUL"), "{errors:?}");
+    assert_eq!(says("at"), "this field is required");
+    assert!(says("count").contains("whole number"), "{errors:?}");
+    // A length in characters, not bytes: ten non-ASCII ones are fine.
+    let mut ok = form_of(&stored);
+    ok[0].1 = Some("é".repeat(10));
+    assert_eq!(
+        from::<Item>(&ok, Some(&stored)).unwrap().title,
+        "é".repeat(10)
+    );
+}
+
+#[test]
+fn encrypted_values_are_secrets_and_bytes_are_kept() {
+    let vault = Vault {
+        id: 1,
+        secret: Encrypted("hush".to_owned()),
+        maybe: None,
+        raw: Some(vec![0; 4]),
+    };
+    assert_eq!(
+        vault.values(),
+        [
+            FieldValue::Text("1".to_owned()),
+            FieldValue::Secret("hush".to_owned()),
+            FieldValue::Null,
+            FieldValue::Binary(4),
+        ]
+    );
+    // Never in a `Debug`.
+    assert!(!format!("{:?}", vault.values()).contains("hush"));
+    let form = vec![
+        ("secret", Some("new".to_owned())),
+        ("maybe", Some("also".to_owned())),
+    ];
+    let edited: Vault = from(&form, Some(&vault)).unwrap();
+    assert_eq!(edited.secret, Encrypted("new".to_owned()));
+    assert_eq!(edited.maybe, Some(Encrypted("also".to_owned())));
+    assert_eq!(edited.raw, Some(vec![0; 4]));
+    let errors =
+        from::<Vault>(&[("secret", None), ("raw", Some("x".to_owned()))], None).unwrap_err();
+    assert_eq!(
+        errors.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        ["secret", "raw"]
+    );
+}
+
+#[tokio::test]
+async fn max_length_and_choices_refused_on_insert() {
+    for backend in BACKENDS {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let db = Database::from_url(&url).unwrap();
+        items_table(&db, backend).await;
+        let pool = db.pool();
+        for (item, names, says) in [
+            (
+                Item {
+                    title: "x".repeat(11),
+                    ..an_item()
+                },
+                "`title`",
+                "at most 10",
+            ),
+            (
+                Item {
+                    status: "Draft".to_owned(),
+                    ..an_item()
+                },
+                "`status`",
+                "one of: draft",
+            ),
+            (
+                Item {
+                    note: Some("toolong".to_owned()),
+                    ..an_item()
+                },
+                "`note`",
+                "at most 5",
+            ),
+            (
+                Item {
+                    title: "a\0b".to_owned(),
+                    ..an_item()
+                },
+                "`title`",
+                "NUL",
+            ),
+        ] {
+            let e = item.insert(pool).await.unwrap_err();
+            assert_eq!(
+                e.status(),
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{backend:?}: {e}"
+            );
+            let text = e.to_string();
+            assert!(
+                text.contains(names) && text.contains(says),
+                "{backend:?}: {text}"
+            );
+            // The same on update, and nothing written.
+            let stored = an_item().insert(pool).await.unwrap();
+            let e = Item {
+                id: stored.id,
+                ..item
+            }
+            .update(pool)
+            .await
+            .unwrap_err();
+            assert_eq!(e.status(), StatusCode::UNPROCESSABLE_ENTITY);
+            assert_eq!(Item::get(pool, stored.id).await.unwrap(), stored);
+        }
+        // At the limits: stored.
+        let edge = Item {
+            title: "é".repeat(10),
+            status: "published".to_owned(),
+            note: Some("12345".to_owned()),
+            ..an_item()
+        };
+        let stored = edge.insert(pool).await.unwrap();
+        assert_eq!(stored.title, "é".repeat(10), "{backend:?}");
+        let n: i64 = with_pool!(pool, p => {
+            tern_data::sqlx::query_scalar("SELECT COUNT(*) FROM items").fetch_one(p).await.unwrap()
+        });
+        assert_eq!(n, 5, "{backend:?}: four good rows and the edge");
+    }
 }

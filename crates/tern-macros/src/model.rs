@@ -26,9 +26,17 @@ struct Field {
     /// An `OffsetDateTime` (or `Option` of one): bound on SQLite as
     /// fixed-width UTC text, so that its order is the time order.
     date_time: bool,
+    /// `#[model(max_length = 500)]`, text only.
+    max_length: Option<u32>,
+    /// `#[model(choices("draft", "published"))]`, text only.
+    choices: Vec<String>,
+    /// `#[model(references = "table")]`.
+    references: Option<String>,
+    /// `#[model(widget = "textarea")]`: the `Widget` variant.
+    widget: &'static str,
 }
 
-const FIELD_WORDS: &str = "primary_key, column = \"..\", label = \"..\", default, searchable, sortable, listed, read_only, unique";
+const FIELD_WORDS: &str = "primary_key, column = \"..\", label = \"..\", default, searchable, sortable, listed, read_only, unique, max_length = N, choices(\"..\", ..), references = \"table\", widget = \"textarea|email|url|password\"";
 
 pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let input: DeriveInput = syn::parse2(input)?;
@@ -40,17 +48,28 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     }
     let name = &input.ident;
     let mut table = format!("{}s", snake(&name.to_string()));
+    let mut singular = snake(&name.to_string()).replace('_', " ");
+    let mut plural: Option<String> = None;
     for attr in input.attrs.iter().filter(|a| a.path().is_ident("model")) {
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("table") {
                 let lit: LitStr = meta.value()?.parse()?;
                 table = identifier(&lit)?;
                 Ok(())
+            } else if meta.path.is_ident("name") {
+                singular = words(&meta.value()?.parse()?)?;
+                Ok(())
+            } else if meta.path.is_ident("plural") {
+                plural = Some(words(&meta.value()?.parse()?)?);
+                Ok(())
             } else {
-                Err(meta.error("a model takes `#[model(table = \"...\")]`"))
+                Err(meta.error(
+                    "a model takes `#[model(table = \"...\", name = \"...\", plural = \"...\")]`",
+                ))
             }
         })?;
     }
+    let plural = plural.unwrap_or_else(|| format!("{singular}s"));
     let Data::Struct(data) = &input.data else {
         return Err(syn::Error::new_spanned(
             name,
@@ -114,6 +133,18 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 "`searchable` applies to text columns (`String`, `Option<String>`)",
             ));
         }
+        if (f.max_length.is_some() || !f.choices.is_empty()) && f.kind != "Text" {
+            return Err(syn::Error::new(
+                f.ident.span(),
+                "`max_length` and `choices` apply to text columns (`String`, `Option<String>`)",
+            ));
+        }
+        if f.references.is_some() && f.encrypted {
+            return Err(syn::Error::new(
+                f.ident.span(),
+                "an encrypted column cannot reference another table: the database sees only ciphertext",
+            ));
+        }
     }
     let any_listed = fields.iter().any(|f| f.listed);
     let quoted = |f: &Field| format!("\"{}\"", f.column);
@@ -170,9 +201,19 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             encrypted,
             read_only,
             unique,
+            choices,
             ..
         } = f;
         let kind = syn::Ident::new(f.kind, f.ident.span());
+        let widget = syn::Ident::new(f.widget, f.ident.span());
+        let max_length = match f.max_length {
+            Some(n) => quote!(::core::option::Option::Some(#n)),
+            None => quote!(::core::option::Option::None),
+        };
+        let references = match &f.references {
+            Some(t) => quote!(::core::option::Option::Some(#t)),
+            None => quote!(::core::option::Option::None),
+        };
         let has_default = *default || *primary_key;
         let listed = *listed || !any_listed;
         let read_only = *read_only || *primary_key;
@@ -190,6 +231,10 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
                 encrypted: #encrypted,
                 read_only: #read_only,
                 unique: #unique,
+                max_length: #max_length,
+                choices: &[#(#choices),*],
+                references: #references,
+                widget: ::tern_data::model::Widget::#widget,
             }
         }
     });
@@ -228,23 +273,25 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         .chain(std::iter::once(bind_sqlite(key)))
         .collect();
     let key_ident = &key.ident;
-    // Text fields are checked for NUL before a write (both backends
-    // answer the same 422).
+    // Text fields are checked for NUL (both backends answer the same
+    // 422), `max_length` and `choices` before a write.
     let text_checks: Vec<TokenStream> = fields
         .iter()
-        .filter(|f| f.kind == "Text")
-        .map(|f| {
+        .enumerate()
+        .filter(|(_, f)| f.kind == "Text")
+        .map(|(i, f)| {
             let ident = &f.ident;
-            let column = &f.column;
+            let column = quote!(&<Self as ::tern_data::Model>::COLUMNS[#i]);
             if f.nullable {
                 quote!(if let ::core::option::Option::Some(v) = &self.#ident {
-                    ::tern_data::model::no_nul(#column, v)?;
+                    ::tern_data::fields::check_text_value(#column, v)?;
                 })
             } else {
-                quote!(::tern_data::model::no_nul(#column, &self.#ident)?;)
+                quote!(::tern_data::fields::check_text_value(#column, &self.#ident)?;)
             }
         })
         .collect();
+    let fields_impl = fields_impl(name, &fields, key);
     let finders: Vec<TokenStream> = fields
         .iter()
         .filter(|f| f.unique)
@@ -261,6 +308,8 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     Ok(quote! {
         #finders
 
+        #fields_impl
+
         impl<'r> ::tern_data::sqlx::FromRow<'r, #sqlite_row> for #name {
             fn from_row(row: &'r #sqlite_row) -> ::core::result::Result<Self, ::tern_data::sqlx::Error> {
                 ::core::result::Result::Ok(#name { #(#gets),* })
@@ -276,6 +325,8 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         impl ::tern_data::Model for #name {
             type Key = #key_ty;
             const TABLE: &'static str = #table;
+            const NAME: &'static str = #singular;
+            const PLURAL: &'static str = #plural;
             const COLUMNS: &'static [::tern_data::model::Column] = &[#(#columns),*];
             const SELECT_ONE: &'static str = #select_one;
             const SELECT_ALL: &'static str = #select_all;
@@ -456,6 +507,10 @@ fn field(f: &syn::Field) -> syn::Result<Field> {
         read_only: false,
         unique: false,
         date_time: last.as_deref() == Some("OffsetDateTime"),
+        max_length: None,
+        choices: Vec::new(),
+        references: None,
+        widget: "Default",
     };
     for attr in f.attrs.iter().filter(|a| a.path().is_ident("model")) {
         attr.parse_nested_meta(|meta| {
@@ -479,6 +534,37 @@ fn field(f: &syn::Field) -> syn::Result<Field> {
             } else if word("label") {
                 let lit: LitStr = meta.value()?.parse()?;
                 out.label = lit.value();
+            } else if word("max_length") {
+                let lit: syn::LitInt = meta.value()?.parse()?;
+                let n: u32 = lit.base10_parse()?;
+                if n == 0 {
+                    return Err(syn::Error::new(lit.span(), "`max_length` is at least 1"));
+                }
+                out.max_length = Some(n);
+            } else if word("choices") {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                let lits = content
+                    .parse_terminated(<LitStr as syn::parse::Parse>::parse, syn::Token![,])?;
+                out.choices = lits.iter().map(LitStr::value).collect();
+                if out.choices.is_empty() {
+                    return Err(meta.error("`choices(\"a\", \"b\")` names at least one value"));
+                }
+            } else if word("references") {
+                out.references = Some(identifier(&meta.value()?.parse()?)?);
+            } else if word("widget") {
+                let lit: LitStr = meta.value()?.parse()?;
+                out.widget = match lit.value().as_str() {
+                    "default" => "Default",
+                    "textarea" => "TextArea",
+                    "email" => "Email",
+                    "url" => "Url",
+                    "password" => "Password",
+                    _ => return Err(syn::Error::new(
+                        lit.span(),
+                        "a widget is \"textarea\", \"email\", \"url\", \"password\" or \"default\"",
+                    )),
+                };
             } else {
                 return Err(meta.error(format!(
                     "unknown model attribute; a field takes {FIELD_WORDS}"
@@ -506,6 +592,107 @@ fn identifier(lit: &LitStr) -> syn::Result<String> {
             "a table or column name is letters, digits and `_` (not starting with a digit, at most 63)",
         ))
     }
+}
+
+/// `Fields` for the model: each field through its type's `FormValue`.
+fn fields_impl(name: &syn::Ident, fields: &[Field], key: &Field) -> TokenStream {
+    let fv = quote!(::tern_data::fields::FormValue);
+    let input = quote!(::tern_data::fields::Input);
+    let key_ty = &key.ty;
+    let key_ident = &key.ident;
+    let idents: Vec<&syn::Ident> = fields.iter().map(|f| &f.ident).collect();
+    let reads = fields.iter().enumerate().map(|(i, f)| {
+        let ident = &f.ident;
+        let ty = &f.ty;
+        let given = quote::format_ident!("given_{}", i);
+        quote! {
+            let #given = input(&<Self as ::tern_data::Model>::COLUMNS[#i]);
+            let #ident: #ty = match #given {
+                #input::Keep => match base {
+                    ::core::option::Option::Some(b) => ::core::clone::Clone::clone(&b.#ident),
+                    ::core::option::Option::None => <#ty as #fv>::placeholder(),
+                },
+                given => ::tern_data::fields::read::<#ty>(
+                    &<Self as ::tern_data::Model>::COLUMNS[#i],
+                    given,
+                    &mut errors,
+                ),
+            };
+        }
+    });
+    // The text checks of `check_values`, for the text given, on fields
+    // that have no error yet.
+    let checks = fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.kind == "Text")
+        .map(|(i, f)| {
+            let ident = &f.ident;
+            let given = quote::format_ident!("given_{}", i);
+            let value = if f.nullable {
+                quote!(#ident.as_deref())
+            } else {
+                quote!(::core::option::Option::Some(#ident.as_str()))
+            };
+            quote! {
+                if !::core::matches!(#given, #input::Keep) {
+                    let column = &<Self as ::tern_data::Model>::COLUMNS[#i];
+                    if let ::core::option::Option::Some(text) = #value {
+                        if !errors.iter().any(|(c, _)| *c == column.name) {
+                            if let ::core::result::Result::Err(e) = ::tern_data::fields::check_text(column, text) {
+                                errors.push((column.name, e));
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    quote! {
+        impl ::tern_data::fields::Fields for #name {
+            fn parse_key(text: &str) -> ::core::option::Option<#key_ty> {
+                <#key_ty as #fv>::parse(text).ok()
+            }
+
+            fn key_text(&self) -> ::std::string::String {
+                <#key_ty as #fv>::show(&self.#key_ident).form_text()
+            }
+
+            fn values(&self) -> ::std::vec::Vec<::tern_data::fields::FieldValue> {
+                ::std::vec![#(#fv::show(&self.#idents)),*]
+            }
+
+            #[allow(clippy::shadow_unrelated)]
+            fn from_form<'a>(
+                input: &dyn ::core::ops::Fn(&'static ::tern_data::model::Column) -> #input<'a>,
+                base: ::core::option::Option<&Self>,
+            ) -> ::core::result::Result<Self, ::std::vec::Vec<(&'static str, ::std::string::String)>> {
+                let mut errors: ::std::vec::Vec<(&'static str, ::std::string::String)> = ::std::vec::Vec::new();
+                #(#reads)*
+                #(#checks)*
+                if errors.is_empty() {
+                    ::core::result::Result::Ok(#name { #(#idents),* })
+                } else {
+                    // In the columns' order, as the form shows them.
+                    errors.sort_by_key(|(name, _)| {
+                        <Self as ::tern_data::Model>::COLUMNS.iter().position(|c| c.name == *name)
+                    });
+                    ::core::result::Result::Err(errors)
+                }
+            }
+        }
+    }
+}
+
+/// A model's name for people: any text but empty or control characters.
+fn words(lit: &LitStr) -> syn::Result<String> {
+    let v = lit.value();
+    if v.trim().is_empty() || v.chars().any(char::is_control) {
+        return Err(syn::Error::new(
+            lit.span(),
+            "a model's name is words, not empty, without control characters",
+        ));
+    }
+    Ok(v)
 }
 
 fn option_inner(ty: &Type) -> Option<&Type> {
