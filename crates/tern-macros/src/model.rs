@@ -835,4 +835,86 @@ mod tests {
         });
         assert!(e.contains("read_only, unique"), "{e}");
     }
+
+    #[test]
+    fn admin_metadata_is_generated_and_bad_combinations_are_refused() {
+        let out = expanded(quote! {
+            #[model(table = "posts", name = "blog post", plural = "blog posts")]
+            struct Post {
+                #[model(primary_key)] id: i64,
+                #[model(max_length = 100, widget = "textarea")] title: String,
+                #[model(choices("draft", "published"))] status: Option<String>,
+                #[model(references = "tern_users")] author_id: i64,
+            }
+        });
+        for part in [
+            "const NAME : & 'static str = \"blog post\"",
+            "const PLURAL : & 'static str = \"blog posts\"",
+            "max_length : :: core :: option :: Option :: Some (100u32)",
+            "widget : :: tern_data :: model :: Widget :: TextArea",
+            "choices : & [\"draft\" , \"published\"]",
+            "references : :: core :: option :: Option :: Some (\"tern_users\")",
+            "impl :: tern_data :: fields :: Fields for Post",
+            "check_text_value (& < Self as :: tern_data :: Model > :: COLUMNS [1usize] , & self . title)",
+        ] {
+            assert!(out.contains(part), "{part} in {out}");
+        }
+        // Defaults: the struct's name in words, and `s`.
+        let out = expanded(quote! {
+            struct NoteTag { #[model(primary_key)] id: i64 }
+        });
+        assert!(
+            out.contains("const NAME : & 'static str = \"note tag\""),
+            "{out}"
+        );
+        assert!(
+            out.contains("const PLURAL : & 'static str = \"note tags\""),
+            "{out}"
+        );
+        assert!(
+            out.contains("widget : :: tern_data :: model :: Widget :: Default"),
+            "{out}"
+        );
+        for (input, says) in [
+            (
+                quote! { struct P { #[model(primary_key)] id: i64, #[model(max_length = 5)] n: i64 } },
+                "`max_length` and `choices` apply to text columns",
+            ),
+            (
+                quote! { struct P { #[model(primary_key)] id: i64, #[model(choices("a"))] s: Encrypted<String> } },
+                "`max_length` and `choices` apply to text columns",
+            ),
+            (
+                quote! { struct P { #[model(primary_key)] id: i64, #[model(references = "users")] u: Encrypted<String> } },
+                "an encrypted column cannot reference another table",
+            ),
+            (
+                quote! { struct P { #[model(primary_key)] id: i64, #[model(max_length = 0)] s: String } },
+                "`max_length` is at least 1",
+            ),
+            (
+                quote! { struct P { #[model(primary_key)] id: i64, #[model(choices())] s: String } },
+                "names at least one value",
+            ),
+            (
+                quote! { struct P { #[model(primary_key)] id: i64, #[model(widget = "slider")] s: String } },
+                "a widget is",
+            ),
+            (
+                quote! { struct P { #[model(primary_key)] id: i64, #[model(references = "a b")] s: i64 } },
+                "letters, digits and `_`",
+            ),
+            (
+                quote! { #[model(name = "")] struct P { #[model(primary_key)] id: i64 } },
+                "a model's name is words",
+            ),
+            (
+                quote! { #[model(title = "x")] struct P { #[model(primary_key)] id: i64 } },
+                "name = ",
+            ),
+        ] {
+            let e = error(input.clone());
+            assert!(e.contains(says), "{input}: {e}");
+        }
+    }
 }
