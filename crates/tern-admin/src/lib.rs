@@ -2,11 +2,81 @@
 //! the rows of registered models, with per-model permissions and an audit
 //! log of every change.
 //!
-//! (Being built: see docs/plans/admin.md, issue #29.)
+//! ```no_run
+//! use tern::App;
+//! use tern_admin::Admin;
+//! use tern_data::{Database, Model};
+//!
+//! #[derive(Model)]
+//! #[model(table = "notes", name = "note", plural = "notes")]
+//! struct Note {
+//!     #[model(primary_key)]
+//!     id: i64,
+//!     #[model(searchable, sortable, max_length = 500, widget = "textarea")]
+//!     text: String,
+//! }
+//!
+//! let app = App::new().settings::<Database>("database");
+//! let app = tern_auth::install(app);
+//! let app = tern_admin::install(app, Admin::new().model::<Note>());
+//! // Migrations: [&tern_auth::MIGRATIONS, &tern_admin::MIGRATIONS, &yours].
+//! ```
+//!
+//! # What a request goes through
+//!
+//! Every admin route is in one scope with the request's transaction
+//! ([`tern_data::transactions`]): a saved row and its log entry are
+//! committed together, and a form answered with errors (`422`) writes
+//! nothing. The handler's first step is the permission check (before the
+//! form is read): no session is the login page for a `GET` and `403`
+//! otherwise, a user who is not staff is `403`, and a staff user who is
+//! not a superuser may do only what the rows of `tern_admin_permissions`
+//! give them or their groups (`view`, `add`, `change`, `delete` per
+//! model's table; `change` implies `view`). CSRF is tern-auth's check, on
+//! every route: each admin form carries the session's `csrf_token`.
+//!
+//! # Writes are the model's
+//!
+//! The admin writes with [`Model::insert`] and
+//! [`Model::update`]: encrypted columns are
+//! encrypted, `check_values` (NUL, `max_length`, `choices`) runs, and
+//! every statement's text is the model's constant. The rows a client
+//! asks to list go through [`tern_data::model::List::from_pairs`], which checks
+//! each column name against the model's and binds every value.
+//!
+//! # Keys
+//!
+//! `{key}` in a URL is the model's key: `/admin/notes/5`. An integer key
+//! is routed as `{key:i64}` (junk is the router's `404`); a text key is
+//! parsed by [`Fields::parse_key`], and a
+//! text key `add` is shadowed by the literal `add` route.
+//!
+//! # Pages
+//!
+//! Askama templates (`templates/admin/*.html`), one stylesheet served at
+//! `{prefix}/static/` from the binary, no script and no inline style (the
+//! default CSP holds).
 
+mod access;
+mod audit;
+mod forms;
+mod pages;
+mod registry;
 mod views;
 
-use tern_data::Migrations;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use tern::{
+    middleware::{from_fn_with_state, Next},
+    App, Request,
+};
+use tern_auth::User;
+pub use tern_data::Widget;
+use tern_data::{model::Column, Fields, Migrations, Model};
+use tern_site::StaticFiles;
+
+use registry::{leak, meta_of, ActionFn, AdminModel, Registered};
 
 /// The admin's tables (`tern_admin_groups`, `tern_admin_user_groups`,
 /// `tern_admin_permissions`, `tern_admin_log`), recorded in
@@ -14,3 +84,378 @@ use tern_data::Migrations;
 /// tables reference `tern_users`.
 pub static MIGRATIONS: Migrations =
     tern_data::migrations!("migrations").with_table("_tern_admin_migrations");
+
+/// The admin's settings, under `admin`: `ADMIN_PER_PAGE` (rows per list
+/// page when the URL does not say, 1 to 500; default 50) and
+/// `ADMIN_FK_SELECT_MAX` (a foreign key whose table has more rows is a
+/// number input rather than a select; default 200).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, try_from = "RawSettings")]
+pub struct AdminSettings {
+    per_page: u32,
+    fk_select_max: u32,
+}
+
+impl AdminSettings {
+    /// Rows per list page.
+    pub fn per_page(&self) -> u32 {
+        self.per_page
+    }
+
+    /// The most rows of a foreign key's table offered in a select.
+    pub fn fk_select_max(&self) -> u32 {
+        self.fk_select_max
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettings {
+    per_page: u32,
+    fk_select_max: u32,
+}
+
+impl TryFrom<RawSettings> for AdminSettings {
+    type Error = String;
+
+    fn try_from(raw: RawSettings) -> Result<Self, String> {
+        if !(1..=tern_data::model::List::MAX_PER_PAGE).contains(&raw.per_page) {
+            return Err(format!(
+                "ADMIN_PER_PAGE must be from 1 to {} (it is {})",
+                tern_data::model::List::MAX_PER_PAGE,
+                raw.per_page
+            ));
+        }
+        Ok(AdminSettings {
+            per_page: raw.per_page,
+            fk_select_max: raw.fk_select_max,
+        })
+    }
+}
+
+/// The stylesheet, in the binary.
+#[derive(rust_embed::RustEmbed)]
+#[folder = "static/"]
+struct AdminFiles;
+
+/// What the admin's handlers share.
+pub(crate) struct State {
+    /// `/admin`: no trailing slash.
+    pub(crate) prefix: String,
+    /// The title of every page.
+    pub(crate) title: String,
+    /// The registered models, in registration order.
+    pub(crate) models: Vec<Box<dyn AdminModel>>,
+    /// admin.css's hashed URL.
+    pub(crate) css_url: String,
+}
+
+/// The admin to install: its prefix, its title and its models.
+///
+/// ```no_run
+/// # #[derive(tern_data::Model)] #[model(table = "notes")]
+/// # struct Note { #[model(primary_key)] id: i64, text: String, author: String }
+/// use tern_admin::Admin;
+///
+/// let admin = Admin::new()
+///     .prefix("/staff")
+///     .title("Notes administration")
+///     .model_with::<Note>(|m| m.list_columns(&["text", "author"]).read_only(&["author"]));
+/// ```
+pub struct Admin {
+    prefix: String,
+    title: String,
+    models: Vec<Box<dyn AdminModel>>,
+}
+
+impl std::fmt::Debug for Admin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admin")
+            .field("prefix", &self.prefix)
+            .field("title", &self.title)
+            .field(
+                "models",
+                &self
+                    .models
+                    .iter()
+                    .map(|m| m.meta().table)
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl Default for Admin {
+    fn default() -> Self {
+        Admin::new()
+    }
+}
+
+impl Admin {
+    /// An admin at `/admin` titled "Administration", with no model yet.
+    pub fn new() -> Admin {
+        Admin {
+            prefix: "/admin".to_owned(),
+            title: "Administration".to_owned(),
+            models: Vec::new(),
+        }
+    }
+
+    /// Serves the admin under `prefix` (`/staff`) instead of `/admin`.
+    ///
+    /// # Panics
+    /// When `prefix` is not a path of one or more segments (`/`, `staff`,
+    /// `/a b`): a programming error, found on the first run.
+    pub fn prefix(mut self, prefix: &str) -> Admin {
+        let trimmed = prefix.trim_end_matches('/');
+        assert!(
+            trimmed.starts_with('/')
+                && trimmed.len() > 1
+                && trimmed[1..].split('/').all(|s| !s.is_empty()
+                    && s.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))),
+            "the admin's prefix must be a path like `/admin` (it is {prefix:?})"
+        );
+        trimmed.clone_into(&mut self.prefix);
+        self
+    }
+
+    /// The title of every page (`<title>` and the header).
+    pub fn title(mut self, title: &str) -> Admin {
+        title.clone_into(&mut self.title);
+        self
+    }
+
+    /// Registers `M` as declared: its columns, labels, list columns,
+    /// read-only columns and widgets from `#[model(...)]`.
+    ///
+    /// # Panics
+    /// When a model of the same table is registered already.
+    pub fn model<M: Fields + 'static>(self) -> Admin {
+        self.model_with::<M>(|m| m)
+    }
+
+    /// Registers `M`, with what `f` changes of its declaration.
+    ///
+    /// # Panics
+    /// When a column named to the builder is not one of `M`'s, or a model
+    /// of the same table is registered already.
+    pub fn model_with<M: Fields + 'static>(
+        mut self,
+        f: impl FnOnce(ModelAdmin<M>) -> ModelAdmin<M>,
+    ) -> Admin {
+        let built = f(ModelAdmin::new()).finish();
+        assert!(
+            !["log", "login", "static"].contains(&M::TABLE),
+            "the admin's pages use `/{}/`: a model of that table cannot be registered",
+            M::TABLE
+        );
+        assert!(
+            self.models.iter().all(|m| m.meta().table != M::TABLE),
+            "the model of table `{}` is registered twice with the admin",
+            M::TABLE
+        );
+        self.models.push(Box::new(built));
+        self
+    }
+}
+
+/// How one model is shown and edited: see [`Admin::model_with`].
+pub struct ModelAdmin<M: Fields> {
+    inner: Registered<M>,
+}
+
+impl<M: Fields> std::fmt::Debug for ModelAdmin<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelAdmin")
+            .field("table", &M::TABLE)
+            .finish_non_exhaustive()
+    }
+}
+
+fn column_index<M: Model>(name: &str) -> usize {
+    M::COLUMNS
+        .iter()
+        .position(|c: &Column| c.name == name)
+        .unwrap_or_else(|| {
+            panic!(
+                "the admin of `{}` names the column `{name}`, which the model does not have ({})",
+                M::TABLE,
+                M::COLUMNS
+                    .iter()
+                    .map(|c| c.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+}
+
+impl<M: Fields + 'static> ModelAdmin<M> {
+    fn new() -> Self {
+        ModelAdmin {
+            inner: Registered {
+                meta: meta_of::<M>(),
+                show: None,
+                before_save: None,
+                actions: Vec::new(),
+            },
+        }
+    }
+
+    fn finish(self) -> Registered<M> {
+        self.inner
+    }
+
+    /// The list's columns, in this order (encrypted ones are never
+    /// listed: they are left out). By default the `#[model(listed)]`
+    /// ones, else every column but binary and encrypted ones.
+    ///
+    /// # Panics
+    /// When a name is not one of `M`'s columns.
+    pub fn list_columns(mut self, columns: &[&'static str]) -> Self {
+        let meta = &mut self.inner.meta;
+        meta.list_columns = columns
+            .iter()
+            .map(|c| column_index::<M>(c))
+            .filter(|&i| !meta.fields[i].column.encrypted)
+            .collect();
+        self
+    }
+
+    /// The model's name for people, singular and plural (by default
+    /// `#[model(name, plural)]`).
+    pub fn name(mut self, singular: &'static str, plural: &'static str) -> Self {
+        self.inner.meta.name = singular;
+        self.inner.meta.plural = plural;
+        self
+    }
+
+    /// Columns shown but never written by the admin's forms (besides the
+    /// model's own read-only ones). A read-only column without a database
+    /// default gets its type's placeholder on create unless
+    /// [`before_save`](Self::before_save) sets it.
+    ///
+    /// # Panics
+    /// When a name is not one of `M`'s columns.
+    pub fn read_only(mut self, columns: &[&'static str]) -> Self {
+        for c in columns {
+            let i = column_index::<M>(c);
+            self.inner.meta.fields[i].read_only = true;
+        }
+        self
+    }
+
+    /// The input of `column` (by default the column's `widget`, else its
+    /// kind's).
+    ///
+    /// # Panics
+    /// When `column` is not one of `M`'s columns.
+    pub fn widget(mut self, column: &'static str, widget: Widget) -> Self {
+        let i = column_index::<M>(column);
+        self.inner.meta.fields[i].widget = widget;
+        self
+    }
+
+    /// A bulk action on the list page: `run` gets the selected rows and
+    /// returns the rows to write (each with `Model::update`, each logged
+    /// as `action:<name>`, in the request's transaction); `Err(message)`
+    /// writes nothing and shows the message. It needs the `change`
+    /// permission.
+    ///
+    /// # Panics
+    /// When `name` is `delete` (the built-in bulk delete) or registered
+    /// twice, or is not made of `[a-z0-9_]`.
+    pub fn action(mut self, name: &'static str, label: &'static str, run: ActionFn<M>) -> Self {
+        assert!(
+            name != "delete"
+                && !name.is_empty()
+                && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+                && self.inner.actions.iter().all(|(n, _)| *n != name),
+            "the admin of `{}`: an action's name is `[a-z0-9_]+`, not `delete`, and unique ({name:?})",
+            M::TABLE
+        );
+        self.inner.actions.push((name, run));
+        self.inner.meta.actions.push((name, label));
+        self
+    }
+
+    /// A row's name in titles, lists, confirmations and the log (by
+    /// default "`<name> <key>`", as "note 5").
+    pub fn show(mut self, f: fn(&M) -> String) -> Self {
+        self.inner.show = Some(f);
+        self
+    }
+
+    /// Runs before each insert (`created` true) and update the admin
+    /// makes, with the user who makes it: for columns the form does not
+    /// set (an author, a creation time).
+    pub fn before_save(mut self, f: fn(&mut M, &User, bool)) -> Self {
+        self.inner.before_save = Some(f);
+        self
+    }
+}
+
+/// Adds the admin to `app`: its settings (`ADMIN_*`, [`AdminSettings`]),
+/// the pages under the admin's prefix (see the [crate] docs) in a scope
+/// with the request's transaction, and its stylesheet at
+/// `{prefix}/static/`. Needs [`tern_auth::install`] (sessions and CSRF)
+/// and a [`tern_data::Database`]; migrate [`MIGRATIONS`] after
+/// `tern_auth::MIGRATIONS`.
+///
+/// # Panics
+/// When a registered model references a table that the statements cannot
+/// name (never for `#[derive(Model)]`'s).
+pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>, admin: Admin) -> App<S> {
+    let Admin {
+        prefix,
+        title,
+        mut models,
+    } = admin;
+    // What references each model: counted on the delete confirmation.
+    let mut referenced: Vec<Vec<(&'static str, &'static str)>> = vec![Vec::new(); models.len()];
+    for m in &models {
+        let meta = m.meta();
+        for f in &meta.fields {
+            let Some(target) = f.column.references else {
+                continue;
+            };
+            if let Some(t) = models.iter().position(|o| o.meta().table == target) {
+                let sql = leak(format!(
+                    "SELECT COUNT(*) FROM \"{}\" WHERE \"{}\" = $1",
+                    meta.table, f.column.name
+                ));
+                referenced[t].push((meta.plural, sql));
+            }
+        }
+    }
+    for (m, refs) in models.iter_mut().zip(referenced) {
+        m.meta_mut().referenced_by = refs;
+    }
+    let files = StaticFiles::embedded::<AdminFiles>()
+        .mount(&format!("{prefix}/static"))
+        .cache_control("no-cache");
+    let state = Arc::new(State {
+        css_url: files.url("admin.css"),
+        prefix: prefix.clone(),
+        title,
+        models,
+    });
+    let app = app
+        .settings::<AdminSettings>("admin")
+        .setting_default("ADMIN_PER_PAGE", "50")
+        .setting_default("ADMIN_FK_SELECT_MAX", "200")
+        .route(&files.pattern(), files.service());
+    let routed = Arc::clone(&state);
+    app.scope("/", move |scope| {
+        let scope = pages::routes(scope, &routed);
+        scope
+            .route_layer(tern_data::transactions())
+            .route_layer(from_fn_with_state(routed, with_state))
+    })
+}
+
+/// Puts the admin's state where [`access::AdminUser`] finds it.
+async fn with_state(state: Arc<State>, mut req: Request, next: Next) -> tern::Response {
+    req.extensions_mut().insert(state);
+    next.run(req).await
+}

@@ -5,9 +5,6 @@
 //! structs are the contract between the handlers and them. Every page
 //! struct has a `chrome` ([`Chrome`]) that `admin/base.html` reads.
 
-// Until the handlers (pages.rs) use every page.
-#![allow(dead_code)]
-
 use askama::Template;
 
 /// What every page's layout (`admin/base.html`) shows.

@@ -1,0 +1,154 @@
+//! The audit log: every change the admin makes is written to
+//! `tern_admin_log` by [`record`], in the transaction of the change
+//! itself (both are committed, or neither).
+//!
+//! The values are JSON objects of column -> value, with secrets masked:
+//! an encrypted column is `"(encrypted)"` (and `"(encrypted, changed)"`
+//! after a change of its plaintext: compared in memory, never stored),
+//! a binary one `"(n bytes)"`.
+
+use serde_json::{Map, Value};
+use tern_auth::User;
+use tern_data::{query, Conn, DataError, FieldValue, OffsetDateTime};
+
+use crate::registry::{ModelMeta, Record};
+
+/// Writes one entry: `action` (`add`, `change`, `delete`,
+/// `action:<name>`) by `who` on the row (`after`'s, else `before`'s).
+pub(crate) async fn record(
+    on: Conn<'_>,
+    who: &User,
+    meta: &ModelMeta,
+    action: &str,
+    before: Option<&Record>,
+    after: Option<&Record>,
+) -> Result<(), DataError> {
+    let Some(row) = after.or(before) else {
+        return Ok(());
+    };
+    let before_json = before.map(|b| json_of(meta, b, None).to_string());
+    let after_json = after.map(|a| json_of(meta, a, before).to_string());
+    query(
+        "INSERT INTO tern_admin_log (at, user_id, username, model, object_id, object_label, \
+         action, before, after) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(OffsetDateTime::now_utc().unix_timestamp())
+    .bind(who.id)
+    .bind(who.username.as_str())
+    .bind(meta.table)
+    .bind(row.key.as_str())
+    .bind(row.label.as_str())
+    .bind(action)
+    .bind(before_json)
+    .bind(after_json)
+    .execute(on)
+    .await?;
+    Ok(())
+}
+
+/// A row as the log keeps it; `was`: the row before, for an encrypted
+/// value's "changed".
+fn json_of(meta: &ModelMeta, row: &Record, was: Option<&Record>) -> Value {
+    let mut out = Map::new();
+    for (i, (field, value)) in meta.fields.iter().zip(&row.values).enumerate() {
+        let json = match value {
+            FieldValue::Null => Value::Null,
+            FieldValue::Text(t) => Value::String(t.clone()),
+            FieldValue::Bool(b) => Value::Bool(*b),
+            FieldValue::Binary(n) => Value::String(format!("({n} bytes)")),
+            FieldValue::Secret(now) => {
+                let changed = was
+                    .and_then(|w| w.values.get(i))
+                    .is_some_and(|old| !matches!(old, FieldValue::Secret(o) if o == now));
+                Value::String(
+                    if changed {
+                        "(encrypted, changed)"
+                    } else {
+                        "(encrypted)"
+                    }
+                    .to_owned(),
+                )
+            }
+        };
+        out.insert(field.column.name.to_owned(), json);
+    }
+    Value::Object(out)
+}
+
+/// A log entry, as read for the pages.
+#[derive(Debug, Clone, PartialEq, Eq, tern_data::Row)]
+pub(crate) struct Entry {
+    pub(crate) id: i64,
+    pub(crate) at: i64,
+    pub(crate) username: String,
+    pub(crate) model: String,
+    pub(crate) object_id: String,
+    pub(crate) object_label: String,
+    pub(crate) action: String,
+    pub(crate) before: Option<String>,
+    pub(crate) after: Option<String>,
+}
+
+/// The latest entries (at most 200), newest first.
+pub(crate) async fn latest(on: Conn<'_>) -> Result<Vec<Entry>, DataError> {
+    query(
+        "SELECT id, at, username, model, object_id, object_label, action, before, after \
+         FROM tern_admin_log ORDER BY id DESC LIMIT 200",
+    )
+    .fetch_all(on)
+    .await
+}
+
+/// The entries of one model (at most 200), newest first.
+pub(crate) async fn of_model(on: Conn<'_>, model: &str) -> Result<Vec<Entry>, DataError> {
+    query(
+        "SELECT id, at, username, model, object_id, object_label, action, before, after \
+         FROM tern_admin_log WHERE model = $1 ORDER BY id DESC LIMIT 200",
+    )
+    .bind(model)
+    .fetch_all(on)
+    .await
+}
+
+/// One entry; `404` when there is none.
+pub(crate) async fn one(on: Conn<'_>, id: i64) -> Result<Entry, DataError> {
+    query(
+        "SELECT id, at, username, model, object_id, object_label, action, before, after \
+         FROM tern_admin_log WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_one(on)
+    .await
+}
+
+/// The changed fields of an entry: each column whose value differs
+/// (every column of an add or a delete), its before and after as text.
+pub(crate) fn changes(entry: &Entry) -> Vec<(String, String, String)> {
+    let parse = |t: &Option<String>| -> Map<String, Value> {
+        t.as_deref()
+            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+            .and_then(|v| match v {
+                Value::Object(m) => Some(m),
+                _ => None,
+            })
+            .unwrap_or_default()
+    };
+    let (before, after) = (parse(&entry.before), parse(&entry.after));
+    let text = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
+    let mut names: Vec<&String> = before.keys().chain(after.keys()).collect();
+    names.dedup();
+    let mut seen = std::collections::HashSet::new();
+    names
+        .into_iter()
+        .filter(|n| seen.insert(n.as_str()))
+        .filter(|n| {
+            before.get(*n) != after.get(*n)
+                || after.get(*n).is_some_and(|v| v == "(encrypted, changed)")
+        })
+        .map(|n| (n.clone(), text(before.get(n)), text(after.get(n))))
+        .collect()
+}
