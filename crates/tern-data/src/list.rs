@@ -5,10 +5,13 @@
 use std::{fmt, marker::PhantomData};
 
 use sqlx::{query::QueryAs, AssertSqlSafe};
+use time::{macros::format_description, OffsetDateTime};
 
 use crate::{
+    fields::FormValue,
     model::{Column, Kind, Model},
     query::{on_conn, pg_args, sqlite_args, Arg, Conn, Query, ReadRow},
+    sqlite_time::AsSqliteTime,
     transaction::Transaction,
     DataError, Pool,
 };
@@ -97,8 +100,24 @@ pub enum Value {
     Text(String),
     /// A boolean.
     Bool(bool),
+    /// A date-time: bound as a model writes it (on SQLite, UTC text of
+    /// fixed width, so that comparing the text compares the times).
+    Time(OffsetDateTime),
     /// `IS NULL` (with `Eq`) or `IS NOT NULL` (with `Ne`).
     Null,
+}
+
+/// A date-time filter's value: a date (`2026-12-01`, its UTC midnight),
+/// an RFC 3339 date-time (`2026-12-01T10:00:00+01:00`), or a
+/// `datetime-local` text (`2026-12-01T10:00`, UTC).
+fn parse_time(text: &str) -> Option<OffsetDateTime> {
+    let date = format_description!("[year]-[month]-[day]");
+    let at = match time::Date::parse(text, date) {
+        Ok(day) => day.midnight().assume_utc(),
+        Err(_) => <OffsetDateTime as FormValue>::parse(text).ok()?,
+    };
+    // Only what SQLite's text can hold (years 0 to 9999).
+    at.as_sqlite_time().text().ok().flatten().map(|_| at)
 }
 
 /// A page of a list, in the shape `S`'s JSON: `{"items": [..], "total":
@@ -613,7 +632,9 @@ impl List {
     /// - `page=n`, `per_page=n` (1 to 500);
     /// - `column=value`, `column__ne=`, `__lt=`, `__le=`, `__gt=`, `__ge=`
     ///   (`column__null=true|false`): filters, on listed or searchable or
-    ///   sortable columns that are not encrypted.
+    ///   sortable columns that are not encrypted; a date-time column's
+    ///   value is a date (`created_at__ge=2026-12-01`, its UTC midnight)
+    ///   or an RFC 3339 date-time.
     ///
     /// An unknown column, a column that cannot be filtered or ordered by,
     /// or a value that is not of the column's kind is an error naming it
@@ -734,6 +755,9 @@ fn filter<M: Model, S: ListShape>(key: &str, value: &str) -> Result<Filter, Stri
             _ => return Err(bad("true or false")),
         }),
         Kind::Text => Value::Text(value.to_owned()),
+        Kind::DateTime => Value::Time(parse_time(value).ok_or_else(|| {
+            bad("a date (2026-12-01) or a date-time (RFC 3339: 2026-12-01T10:00:00Z)")
+        })?),
         Kind::Bytes | Kind::Other => return Err(bad("a filterable value")),
     };
     Ok(Filter {
@@ -803,6 +827,7 @@ where
     f64: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     bool: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
     &'q str: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
+    OffsetDateTime: sqlx::Encode<'q, DB> + sqlx::Type<DB>,
 {
     for v in values {
         q = match v {
@@ -810,10 +835,26 @@ where
             Value::Real(x) => q.bind(*x),
             Value::Bool(b) => q.bind(*b),
             Value::Text(t) => q.bind(t.as_str()),
+            Value::Time(t) => q.bind(*t),
             Value::Null => q,
         };
     }
     q
+}
+
+/// The values as SQLite binds them: a date-time as the text a model
+/// writes (UTC, fixed width), so that the column's text compares as time.
+fn for_sqlite(values: &[Value]) -> Vec<Value> {
+    values
+        .iter()
+        .map(|v| match v {
+            // `parse_time` took only what formats: the fallback is never used.
+            Value::Time(t) => {
+                Value::Text(t.as_sqlite_time().text().ok().flatten().unwrap_or_default())
+            }
+            v => v.clone(),
+        })
+        .collect()
 }
 
 pub(crate) async fn list_rows<M: Model>(
@@ -826,6 +867,10 @@ pub(crate) async fn list_rows<M: Model>(
         crate::Backend::Postgres => "ILIKE",
     };
     let (filter, values) = where_clause::<M>(list, like);
+    let values = match conn.backend() {
+        crate::Backend::Sqlite => for_sqlite(&values),
+        crate::Backend::Postgres => values,
+    };
     let key = M::COLUMNS
         .iter()
         .find(|c| c.primary_key)

@@ -32,7 +32,10 @@ pub enum Kind {
     Bool,
     /// Bytes (and encrypted values).
     Bytes,
-    /// Another type: not filterable.
+    /// A date-time (`OffsetDateTime`): filtered by a date (its UTC
+    /// midnight) or an RFC 3339 date-time.
+    DateTime,
+    /// Another type (a UUID, JSON): not filterable.
     Other,
 }
 

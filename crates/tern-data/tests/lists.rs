@@ -401,3 +401,62 @@ async fn a_shape_that_is_not_well_made_fails_the_build_naming_it() {
         .build_with(config)
         .unwrap();
 }
+
+/// A date-time column is filtered by a date (its UTC midnight), an RFC
+/// 3339 date-time in any offset, or a `datetime-local` text (UTC),
+/// compared as times on both databases; junk is a 400 naming the filter.
+#[tokio::test]
+async fn date_time_filters() {
+    assert_eq!(
+        Post::column("created_at").unwrap().kind,
+        tern_data::model::Kind::DateTime
+    );
+    // The posts are at 2027-01-15T08:00:00Z plus 0 to 5 seconds.
+    for backend in BACKENDS {
+        let Some(server) = server(backend).await else {
+            continue;
+        };
+        for (query, want) in [
+            (
+                "created_at__ge=2027-01-15T08:00:03Z",
+                &["four", "five", "hidden"][..],
+            ),
+            // 09:00:03 at +01:00 is 08:00:03Z.
+            (
+                "created_at__lt=2027-01-15T09:00:03%2B01:00",
+                &["one", "two", "three"],
+            ),
+            ("created_at=2027-01-15T08:00:02", &["three"]),
+            ("created_at__gt=2027-01-15T08:00:04.5Z", &["hidden"]),
+            (
+                "created_at__ge=2027-01-15&created_at__lt=2027-01-16",
+                &["one", "two", "three", "four", "five", "hidden"],
+            ),
+            ("created_at__lt=2027-01-15", &[]),
+            ("created_at__ge=2027-01-16", &[]),
+            (
+                "created_at__ne=2027-01-15T08:00:00Z&order=-title",
+                &["two", "three", "hidden", "four", "five"],
+            ),
+        ] {
+            let v = json(&server, &format!("/model?{query}")).await;
+            assert_eq!(titles(&v, "items"), want, "{backend:?} {query}");
+            assert_eq!(v["total"], want.len(), "{backend:?} {query}");
+        }
+        for junk in [
+            "yesterday",
+            "2027-13-01",
+            "2027-01-15T25:00",
+            "10000-01-01",
+            "%27%20OR%201%3D1",
+        ] {
+            let path = format!("/model?created_at__ge={junk}");
+            let (status, _, body) = server.send("GET", &path, None).await;
+            assert_eq!(status, 400, "{backend:?} {path}: {body}");
+            assert!(
+                body.contains("`created_at__ge` must be a date"),
+                "{path}: {body}"
+            );
+        }
+    }
+}

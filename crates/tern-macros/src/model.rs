@@ -489,6 +489,7 @@ fn field(f: &syn::Field) -> syn::Result<Field> {
         Some("bool") => "Bool",
         Some("Encrypted") => "Bytes",
         Some("Vec") => "Bytes",
+        Some("OffsetDateTime") => "DateTime",
         _ => "Other",
     };
     let mut out = Field {
@@ -845,6 +846,8 @@ mod tests {
                 #[model(max_length = 100, widget = "textarea")] title: String,
                 #[model(choices("draft", "published"))] status: Option<String>,
                 #[model(references = "tern_users")] author_id: i64,
+                at: Option<OffsetDateTime>,
+                public_id: Uuid,
             }
         });
         for part in [
@@ -855,6 +858,8 @@ mod tests {
             "choices : & [\"draft\" , \"published\"]",
             "references : :: core :: option :: Option :: Some (\"tern_users\")",
             "impl :: tern_data :: fields :: Fields for Post",
+            "kind : :: tern_data :: model :: Kind :: DateTime",
+            "kind : :: tern_data :: model :: Kind :: Other",
             "check_text_value (& < Self as :: tern_data :: Model > :: COLUMNS [1usize] , & self . title)",
         ] {
             assert!(out.contains(part), "{part} in {out}");
