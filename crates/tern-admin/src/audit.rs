@@ -89,23 +89,23 @@ pub(crate) struct Entry {
     pub(crate) after: Option<String>,
 }
 
-/// The latest entries (at most 200), newest first.
-pub(crate) async fn latest(on: Conn<'_>) -> Result<Vec<Entry>, DataError> {
+/// The latest entries (at most 200), newest first: all, or those of a
+/// model (a table), an object (its key, with the model) or a user (a
+/// username) where these are not empty.
+pub(crate) async fn latest(
+    on: Conn<'_>,
+    model: &str,
+    object: &str,
+    user: &str,
+) -> Result<Vec<Entry>, DataError> {
     query(
         "SELECT id, at, username, model, object_id, object_label, action, before, after \
-         FROM tern_admin_log ORDER BY id DESC LIMIT 200",
-    )
-    .fetch_all(on)
-    .await
-}
-
-/// The entries of one model (at most 200), newest first.
-pub(crate) async fn of_model(on: Conn<'_>, model: &str) -> Result<Vec<Entry>, DataError> {
-    query(
-        "SELECT id, at, username, model, object_id, object_label, action, before, after \
-         FROM tern_admin_log WHERE model = $1 ORDER BY id DESC LIMIT 200",
+         FROM tern_admin_log WHERE ($1 = '' OR model = $1) AND ($2 = '' OR object_id = $2) \
+         AND ($3 = '' OR username = $3) ORDER BY id DESC LIMIT 200",
     )
     .bind(model)
+    .bind(object)
+    .bind(user)
     .fetch_all(on)
     .await
 }

@@ -368,7 +368,7 @@ async fn dashboard(u: AdminUser, tx: Tx) -> Response {
             count: u64::try_from(count).unwrap_or(0),
         });
     }
-    let entries = match audit::latest(Conn::from(&mut guard)).await {
+    let entries = match audit::latest(Conn::from(&mut guard), "", "", "").await {
         Ok(e) => e,
         Err(e) => return u.data_error(&e),
     };
@@ -966,6 +966,14 @@ fn form_page(
         fields,
         error_heading: error_heading(links.len()),
         errors: links,
+        history_href: match record {
+            Some(r) => format!(
+                "{}/log/{}",
+                state.prefix,
+                query_string(&[("model", meta.table), ("object", &r.key)])
+            ),
+            None => String::new(),
+        },
         list_href: list_href(state, meta),
         notice: notice.to_owned(),
     }
@@ -1225,7 +1233,7 @@ async fn delete_save(i: usize, u: AdminUser, tx: Tx, key: String, req: Request) 
 // ---- the log --------------------------------------------------------------
 
 /// `GET {prefix}/log/`: the latest entries of the models the user may
-/// view (`?model=<table>` for one).
+/// view; `?model=<table>`, `&object=<key>`, `?user=<username>` narrow it.
 async fn log_list(u: AdminUser, tx: Tx, uri: Uri) -> Response {
     let state = Arc::clone(&u.state);
     let pairs = match FormInput::parse(uri.query().unwrap_or_default().as_bytes()) {
@@ -1236,11 +1244,18 @@ async fn log_list(u: AdminUser, tx: Tx, uri: Uri) -> Response {
         .get("model")
         .filter(|m| !m.is_empty())
         .map(str::to_owned);
+    let (object, user) = (
+        pairs.get("object").unwrap_or_default(),
+        pairs.get("user").unwrap_or_default(),
+    );
     let mut guard = tx.lock().await;
-    let entries = match &model {
-        Some(m) => audit::of_model(Conn::from(&mut guard), m).await,
-        None => audit::latest(Conn::from(&mut guard)).await,
-    };
+    let entries = audit::latest(
+        Conn::from(&mut guard),
+        model.as_deref().unwrap_or_default(),
+        object,
+        user,
+    )
+    .await;
     let entries = match entries {
         Ok(e) => e,
         Err(e) => return u.data_error(&e),

@@ -266,6 +266,9 @@ pub(crate) struct FormPage {
     pub(crate) delete_href: String,
     /// The list's URL (Cancel, back).
     pub(crate) list_href: String,
+    /// The row's entries in the log (`/admin/log/?model=posts&object=5`),
+    /// empty on the add page.
+    pub(crate) history_href: String,
     /// A one-time notice ("Saved."), else empty.
     pub(crate) notice: String,
 }

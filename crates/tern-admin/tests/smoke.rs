@@ -200,6 +200,13 @@ async fn a_superuser_adds_edits_and_deletes_a_row_and_the_log_says_so() {
             .unwrap();
         let actions: Vec<&str> = actions.iter().map(|(a,)| a.as_str()).collect();
         assert_eq!(actions, ["add", "change", "delete"]);
+        let res = b.get("/admin/log/?model=smoke_items&object=1").await;
+        assert_eq!(res.status(), 200);
+        assert!(
+            res.text().matches("/admin/log/").count() >= 3,
+            "{}",
+            res.text()
+        );
         let res = b.get("/admin/log/2").await;
         assert_eq!(res.status(), 200);
         assert!(res.text().contains("second"), "{}", res.text());
