@@ -77,6 +77,11 @@ impl FieldValue {
 pub const REQUIRED: &str = "this field is required";
 
 /// A field's type, read from and shown as form text.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be read from or shown in a form",
+    label = "a `#[derive(Model)]` field's type needs `tern_data::FormValue`",
+    note = "implement `tern_data::FormValue` for it (parse, show, placeholder); a `JsonColumn<T>` needs `T: Default`"
+)]
 pub trait FormValue: Sized {
     /// The value of `text`, or why it is not one (a message for people,
     /// without the field's name: "must be a whole number").
