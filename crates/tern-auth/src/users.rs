@@ -493,7 +493,8 @@ impl<'a> UserChange<'a> {
         self
     }
 
-    /// Whether the user is staff; `false` also ends superuser rights.
+    /// Whether the user is staff; `false` also ends superuser rights
+    /// (unless [`superuser(true)`](Self::superuser) is in the same change).
     pub fn staff(mut self, staff: bool) -> Self {
         self.staff = Some(staff);
         self
@@ -517,14 +518,12 @@ impl<'a> UserChange<'a> {
     pub async fn apply(self, pool: &Pool) -> Result<User, AuthError> {
         let (username, username_key) = self.username.map(normalize).transpose()?.unzip();
         let (email, email_key) = self.email.map(normalize_email).transpose()?.unzip();
-        // Superuser implies staff, and no staff means no superuser.
-        let staff = match (self.staff, self.superuser) {
-            (_, Some(true)) => Some(true),
-            (staff, _) => staff,
-        };
-        let superuser = match (self.staff, self.superuser) {
-            (Some(false), _) => Some(false),
-            (_, superuser) => superuser,
+        // Superuser implies staff (and wins over `staff(false)` in the
+        // same change); no staff means no superuser.
+        let (staff, superuser) = match (self.staff, self.superuser) {
+            (_, Some(true)) => (Some(true), Some(true)),
+            (Some(false), _) => (Some(false), Some(false)),
+            other => other,
         };
         let sql = "UPDATE tern_users SET \
                    username = COALESCE($1, username), username_key = COALESCE($2, username_key), \

@@ -537,6 +537,20 @@ async fn superusers_are_staff_and_rights_change() {
             .await
             .unwrap();
         assert!(staff_only.is_staff && !staff_only.is_superuser);
+        // Both in one change: superuser wins (and is staff).
+        let both = UserChange::new(plain.id)
+            .staff(false)
+            .superuser(true)
+            .apply(pool)
+            .await
+            .unwrap();
+        assert!(both.is_staff && both.is_superuser, "{backend:?}");
+        let staff_only = UserChange::new(plain.id)
+            .superuser(false)
+            .apply(pool)
+            .await
+            .unwrap();
+        assert!(staff_only.is_staff && !staff_only.is_superuser);
         let demoted = UserChange::new(root.id)
             .superuser(false)
             .apply(pool)
