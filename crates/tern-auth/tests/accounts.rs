@@ -826,9 +826,10 @@ async fn the_redis_store_keeps_sessions_and_counts_for_every_server() {
         sqlx::query_scalar("SELECT COUNT(*) FROM tern_sessions").fetch_one(p).await.unwrap()
     });
     assert_eq!(count, 0);
-    // The session keeps the name as given and the email.
+    // The session keeps the name as given, the email and the rights.
     tern_auth::NewUser::new("Eve", "correct horse battery")
         .email("eve@example.com")
+        .superuser(true)
         .create(&a.pool(), &Passwords::default())
         .await
         .unwrap();
@@ -836,6 +837,10 @@ async fn the_redis_store_keeps_sessions_and_counts_for_every_server() {
     let session = b.get("/auth/session", &eve).await.json();
     assert_eq!(session["user"]["username"], "Eve");
     assert_eq!(session["user"]["email"], "eve@example.com");
+    assert_eq!(session["user"]["is_staff"], true);
+    assert_eq!(session["user"]["is_superuser"], true);
+    let session = b.get("/auth/session", &cookie).await.json();
+    assert_eq!(session["user"]["is_superuser"], false);
     // Logout on one ends it on the other.
     let out = b
         .send(
