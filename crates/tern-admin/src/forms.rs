@@ -22,11 +22,19 @@ pub(crate) struct FormInput {
 }
 
 impl FormInput {
-    /// The pairs of `text` (a query string or a form body).
+    /// The pairs of `text` (a query string or a form body). A name or a
+    /// value that is not UTF-8 once decoded is an error (not replaced by
+    /// U+FFFD and saved: what was sent is not what would be stored).
     pub(crate) fn parse(text: &[u8]) -> Result<FormInput, String> {
-        serde_urlencoded::from_bytes::<Vec<(String, String)>>(text)
-            .map(|pairs| FormInput { pairs })
-            .map_err(|e| format!("the form cannot be read: {e}"))
+        let mut pairs = Vec::new();
+        for part in text.split(|b| *b == b'&').filter(|p| !p.is_empty()) {
+            let (name, value) = match part.iter().position(|b| *b == b'=') {
+                Some(i) => (&part[..i], &part[i + 1..]),
+                None => (part, &b""[..]),
+            };
+            pairs.push((decode(name)?, decode(value)?));
+        }
+        Ok(FormInput { pairs })
     }
 
     /// The first value of `name`, if it was sent.
@@ -50,6 +58,37 @@ impl FormInput {
     pub(crate) fn pairs(&self) -> &[(String, String)] {
         &self.pairs
     }
+}
+
+/// One urlencoded name or value: `+` is a space, `%XX` a byte (a `%`
+/// without two hex digits stays as it is, as browsers and
+/// `form_urlencoded` read it); the bytes must be UTF-8.
+fn decode(raw: &[u8]) -> Result<String, String> {
+    let hex = |b: u8| {
+        char::from(b)
+            .to_digit(16)
+            .and_then(|d| u8::try_from(d).ok())
+    };
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            b'+' => out.push(b' '),
+            b'%' => match (
+                raw.get(i + 1).copied().and_then(hex),
+                raw.get(i + 2).copied().and_then(hex),
+            ) {
+                (Some(hi), Some(lo)) => {
+                    out.push(hi << 4 | lo);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|_| "the form has a field that is not UTF-8".to_owned())
 }
 
 fn problem(status: StatusCode, detail: impl Into<String>) -> Response {
@@ -114,5 +153,17 @@ mod tests {
         assert_eq!(f.get("nope"), None);
         assert_eq!(error_heading(2), "There are 2 problems");
         assert_eq!(error_heading(1), "There is 1 problem");
+        let f = FormInput::parse(b"a=%41%zz%4&b&=c&&d=%C3%A9").unwrap();
+        assert_eq!(
+            f.pairs(),
+            [
+                ("a".to_owned(), "A%zz%4".to_owned()),
+                ("b".to_owned(), String::new()),
+                (String::new(), "c".to_owned()),
+                ("d".to_owned(), "é".to_owned()),
+            ]
+        );
+        assert!(FormInput::parse(b"title=%FF%FE").is_err());
+        assert!(FormInput::parse(b"%FF=x").is_err());
     }
 }

@@ -808,6 +808,8 @@ fn field_view(
         "select"
     } else if c.kind == Kind::Integer || c.kind == Kind::Real {
         "number"
+    } else if c.kind == Kind::DateTime {
+        "datetime-local"
     } else if c.encrypted {
         "text"
     } else {
@@ -859,7 +861,7 @@ fn field_view(
         maxlength: c.max_length.map(|n| n.to_string()).unwrap_or_default(),
         step: match c.kind {
             Kind::Integer if !kept => "1".to_owned(),
-            Kind::Real if !kept => "any".to_owned(),
+            Kind::Real | Kind::DateTime if !kept => "any".to_owned(),
             _ => String::new(),
         },
         autocomplete_off: c.encrypted,

@@ -120,14 +120,8 @@ impl Field {
             || self.read_only
             || (creating && c.has_default)
             || (c.kind == Kind::Bytes && !c.encrypted)
-            || (c.kind == Kind::Other && !is_time(c))
+            || c.kind == Kind::Other
     }
-}
-
-/// Whether a column of kind `Other` is a date-time (shown and read as
-/// `datetime-local` text): tern-data's `Kind` has no date-time yet.
-fn is_time(_: &Column) -> bool {
-    false
 }
 
 /// A row as the pages see it.
@@ -167,20 +161,30 @@ pub(crate) struct Registered<M: Fields> {
 impl<M: Fields + 'static> Registered<M> {
     fn record(&self, row: &M) -> Record {
         let key = row.key_text();
+        let values = row.values();
         let label = match self.show {
             Some(show) => show(row),
             None => format!("{} {key}", self.meta.name),
         };
-        Record {
-            key,
-            label,
-            values: row.values(),
-        }
+        Record { key, label, values }
     }
 
     /// The row the form describes: `base` for an edit.
     fn read_form(&self, form: &FormInput, base: Option<&M>) -> Result<M, Invalid> {
         let creating = base.is_none();
+        // No browser sends a NUL character: refused in every field, also
+        // those (encrypted, numbers) whose own checks would not see it.
+        let nul: Vec<(&'static str, String)> = self
+            .meta
+            .fields
+            .iter()
+            .filter(|f| !f.kept(creating))
+            .filter(|f| form.all(f.column.name).iter().any(|v| v.contains('\0')))
+            .map(|f| (f.column.name, "must not contain a NUL character".to_owned()))
+            .collect();
+        if !nul.is_empty() {
+            return Err(Invalid::Fields(nul));
+        }
         let input = |c: &'static Column| -> Input<'_> {
             match self.meta.fields.iter().find(|f| f.column.name == c.name) {
                 Some(f) if !f.kept(creating) => Input::Given(form.get(c.name)),
