@@ -454,8 +454,14 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>, admin: Admin) -> A
     })
 }
 
-/// Puts the admin's state where [`access::AdminUser`] finds it.
+/// Puts the admin's state where [`access::AdminUser`] finds it; the
+/// answer is kept by no cache (`no-store`: the pages show rows and a
+/// CSRF token of the session).
 async fn with_state(state: Arc<State>, mut req: Request, next: Next) -> tern::Response {
     req.extensions_mut().insert(state);
-    next.run(req).await
+    let mut res = next.run(req).await;
+    res.headers_mut()
+        .entry(http::header::CACHE_CONTROL)
+        .or_insert(http::HeaderValue::from_static("no-store"));
+    res
 }

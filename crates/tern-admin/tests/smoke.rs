@@ -138,6 +138,7 @@ async fn a_superuser_adds_edits_and_deletes_a_row_and_the_log_says_so() {
 
         let res = b.get("/admin/").await;
         assert_eq!(res.status(), 200, "{}", res.text());
+        assert_eq!(res.header("cache-control"), Some("no-store"));
         let page = res.text();
         assert!(
             page.contains("Items") && page.contains("/admin/smoke_items/"),
@@ -211,4 +212,33 @@ async fn a_superuser_adds_edits_and_deletes_a_row_and_the_log_says_so() {
         assert_eq!(res.status(), 200);
         assert!(res.text().contains("second"), "{}", res.text());
     }
+}
+
+#[test]
+fn per_page_is_checked_when_the_app_is_built() {
+    let app = || {
+        let app = tern_auth::install(App::new().settings::<Database>("database"));
+        tern_admin::install(app, Admin::new().model::<Item>())
+    };
+    let config =
+        |n: &str| Config::from_settings([("SECRET_KEY", SECRET), ("ADMIN_PER_PAGE", n)]).unwrap();
+    let err = app().build_with(config("0")).unwrap_err().to_string();
+    assert!(err.contains("ADMIN_PER_PAGE"), "{err}");
+    assert!(app().build_with(config("501")).is_err());
+    let built = app().build_with(config("7")).unwrap();
+    assert_eq!(
+        built
+            .settings::<tern_admin::AdminSettings>()
+            .unwrap()
+            .per_page(),
+        7
+    );
+    let built = app().build_with(config("500")).unwrap();
+    assert_eq!(
+        built
+            .settings::<tern_admin::AdminSettings>()
+            .unwrap()
+            .fk_select_max(),
+        200
+    );
 }
