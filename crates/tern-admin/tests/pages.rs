@@ -1,0 +1,404 @@
+//! The admin's pages as a superuser sees them, on SQLite and PostgreSQL:
+//! the dashboard, a list (pages, search, order, filters), adding with
+//! errors then fixed, editing, deleting one row and several, and the
+//! login page's way back.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod support;
+
+use support::{has, lacks, location, site, Session, Site, BACKENDS};
+
+/// The id at the end of a `303`'s `Location` (`/admin/posts/7?saved=1`).
+fn saved_id(location: &str) -> i64 {
+    let path = location.split('?').next().unwrap();
+    path.rsplit('/').next().unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn dashboard_lists_models_and_counts() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let admin = s.staff("root", true).await;
+        for i in 0..3 {
+            s.post_row(&format!("post {i}"), "draft", "s").await;
+        }
+        let page = s.get(Some(&admin), "/admin/").await;
+        assert_eq!(page.status(), 200, "{backend:?}: {}", page.text());
+        assert_eq!(
+            page.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        let html = page.text();
+        has(&html, r#"<a href="/admin/posts/">"#);
+        has(&html, r#"<td class="number">3</td>"#);
+        has(&html, r#"<a href="/admin/posts/add">"#);
+        has(&html, "Logged in as <strong>root</strong>");
+        // The stylesheet: hashed, embedded, cached for long.
+        let css = html
+            .split(r#"<link rel="stylesheet" href=""#)
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .unwrap()
+            .to_owned();
+        assert!(css.starts_with("/admin/static/admin."), "{css}");
+        let sheet = s.get(None, &css).await;
+        assert_eq!(sheet.status(), 200, "{css}");
+        assert!(sheet.text().contains(":focus-visible"));
+    }
+}
+
+/// A list page's HTML (a `200`).
+async fn list(s: &Site, admin: &Session, q: &str) -> String {
+    let res = s.get(Some(admin), &format!("/admin/posts/{q}")).await;
+    assert_eq!(res.status(), 200, "{q}: {}", res.text());
+    res.text()
+}
+
+#[tokio::test]
+async fn list_paginates_searches_sorts_filters() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let admin = s.staff("root", true).await;
+        for (title, status) in [
+            ("alpha one", "draft"),
+            ("alpha two", "published"),
+            ("alpha three", "draft"),
+            ("beta one", "published"),
+            ("beta two", "draft"),
+        ] {
+            s.post_row(title, status, "s").await;
+        }
+        let all = list(&s, &admin, "").await;
+        has(&all, "5 rows");
+        for title in ["alpha one", "beta two"] {
+            has(&all, title);
+        }
+        // Pages of two: three pages, the third has one row.
+        let first = list(&s, &admin, "?per_page=2").await;
+        has(&first, "Page 1 of 3");
+        has(&first, r#"aria-current="page""#);
+        let third = list(&s, &admin, "?per_page=2&page=3&order=title").await;
+        has(&third, "Page 3 of 3");
+        has(&third, "beta two");
+        lacks(&third, "alpha one");
+        // The search.
+        let beta = list(&s, &admin, "?q=beta").await;
+        has(&beta, "2 rows");
+        has(&beta, "beta one");
+        lacks(&beta, "alpha");
+        // The order, both ways, shown on the header.
+        let down = list(&s, &admin, "?order=-title").await;
+        let (b2, a1) = (
+            down.find("beta two").unwrap(),
+            down.find("alpha one").unwrap(),
+        );
+        assert!(b2 < a1, "{backend:?}: not descending");
+        has(&down, r#"aria-sort="descending""#);
+        let up = list(&s, &admin, "?order=title").await;
+        assert!(up.find("alpha one").unwrap() < up.find("beta two").unwrap());
+        has(&up, r#"aria-sort="ascending""#);
+        // Filters, with the search.
+        let published = list(&s, &admin, "?status=published").await;
+        has(&published, "2 rows");
+        lacks(&published, "alpha one");
+        let both = list(&s, &admin, "?status=draft&q=alpha").await;
+        has(&both, "2 rows");
+        has(&both, "alpha three");
+        lacks(&both, "beta two");
+        // Search box and filters are labelled controls.
+        has(&all, r#"<label for="search">"#);
+        has(&all, r#"name="q""#);
+    }
+}
+
+#[tokio::test]
+async fn create_with_errors_then_fixed() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let admin = s.staff("root", true).await;
+        let add = s.get(Some(&admin), "/admin/posts/add").await;
+        assert_eq!(add.status(), 200, "{}", add.text());
+        let html = add.text();
+        has(&html, r#"<label for="field-title">"#);
+        has(&html, r#"maxlength="100""#);
+        has(&html, r#"name="csrf_token""#);
+        has(&html, "Save and add another");
+        // Two errors: no title, an author id that is no number.
+        let bad = s
+            .post(
+                &admin,
+                "/admin/posts/add",
+                &[("status", "draft"), ("author_id", "abc"), ("secret", "x")],
+            )
+            .await;
+        assert_eq!(bad.status(), 422, "{backend:?}: {}", bad.text());
+        let html = bad.text();
+        has(&html, "There are 2 problems");
+        has(&html, r#"role="alert""#);
+        has(&html, r##"href="#field-title""##);
+        has(&html, r##"href="#field-author_id""##);
+        has(&html, r#"aria-invalid="true""#);
+        has(&html, r#"aria-describedby="field-title-error""#);
+        has(&html, r#"id="field-title-error""#);
+        // What was sent is filled in again.
+        has(&html, r#"value="abc""#);
+        assert_eq!(s.posts().await, 0, "{backend:?}: a row despite errors");
+        assert!(s.log().await.is_empty());
+        // Fixed: saved, to the row's page with a notice.
+        let good = s
+            .post(
+                &admin,
+                "/admin/posts/add",
+                &[
+                    ("title", "Hello"),
+                    ("status", "draft"),
+                    ("author_id", ""),
+                    ("secret", "x"),
+                ],
+            )
+            .await;
+        assert_eq!(good.status(), 303, "{backend:?}: {}", good.text());
+        let to = location(&good).to_owned();
+        assert!(
+            to.starts_with("/admin/posts/") && to.ends_with("?saved=1"),
+            "{to}"
+        );
+        let id = saved_id(&to);
+        let post = s.find(id).await.unwrap();
+        assert_eq!(
+            (post.title.as_str(), post.status.as_str()),
+            ("Hello", "draft")
+        );
+        assert!(!post.published);
+        assert_eq!(post.author_id, None);
+        let shown = s.get(Some(&admin), &to).await;
+        assert_eq!(shown.status(), 200);
+        has(&shown.text(), r#"class="notice""#);
+        has(&shown.text(), r#"value="Hello""#);
+        // "Save and add another": back to an empty add page.
+        let again = s
+            .post(
+                &admin,
+                "/admin/posts/add",
+                &[
+                    ("title", "Second"),
+                    ("status", "published"),
+                    ("secret", "y"),
+                    ("_next", "add"),
+                ],
+            )
+            .await;
+        assert_eq!(again.status(), 303, "{}", again.text());
+        assert!(
+            location(&again).starts_with("/admin/posts/add"),
+            "{}",
+            location(&again)
+        );
+        assert_eq!(s.posts().await, 2);
+    }
+}
+
+#[tokio::test]
+async fn edit_saves_and_redirects() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let admin = s.staff("root", true).await;
+        let post = s.post_row("Before", "draft", "old secret").await;
+        let path = format!("/admin/posts/{}", post.id);
+        let form = s.get(Some(&admin), &path).await;
+        assert_eq!(form.status(), 200, "{}", form.text());
+        let html = form.text();
+        has(&html, r#"value="Before""#);
+        has(&html, &format!(r#"action="{path}""#));
+        has(&html, &format!(r#"href="{path}/delete""#));
+        let saved = s
+            .post(
+                &admin,
+                &path,
+                &[
+                    ("title", "After"),
+                    ("status", "published"),
+                    ("published", "on"),
+                    ("author_id", &admin.user.id.to_string()),
+                    ("secret", "new secret"),
+                ],
+            )
+            .await;
+        assert_eq!(saved.status(), 303, "{backend:?}: {}", saved.text());
+        assert_eq!(location(&saved), format!("{path}?saved=1"));
+        let after = s.find(post.id).await.unwrap();
+        assert_eq!(after.title, "After");
+        assert_eq!(after.status, "published");
+        assert!(after.published);
+        assert_eq!(after.author_id, Some(admin.user.id));
+        assert_eq!(after.secret.0, "new secret");
+        // The database's own column kept its value.
+        assert_eq!(after.created_at, post.created_at);
+        // An error on edit: 422, the row unchanged.
+        let bad = s
+            .post(
+                &admin,
+                &path,
+                &[
+                    ("title", &"x".repeat(101)),
+                    ("status", "draft"),
+                    ("secret", "z"),
+                ],
+            )
+            .await;
+        assert_eq!(bad.status(), 422, "{backend:?}: {}", bad.text());
+        has(&bad.text(), r##"href="#field-title""##);
+        assert_eq!(s.find(post.id).await.unwrap().title, "After");
+    }
+}
+
+#[tokio::test]
+async fn delete_asks_then_deletes() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let admin = s.staff("root", true).await;
+        let post = s.post_row("Doomed", "draft", "s").await;
+        let kept = s.post_row("Kept", "draft", "s").await;
+        let path = format!("/admin/posts/{}/delete", post.id);
+        let ask = s.get(Some(&admin), &path).await;
+        assert_eq!(ask.status(), 200, "{}", ask.text());
+        let html = ask.text();
+        has(&html, r#"name="confirm" value="yes""#);
+        has(&html, &format!(r#"action="{path}""#));
+        assert!(s.find(post.id).await.is_some(), "asking deleted it");
+        let done = s.post(&admin, &path, &[("confirm", "yes")]).await;
+        assert_eq!(done.status(), 303, "{backend:?}: {}", done.text());
+        assert!(
+            location(&done).starts_with("/admin/posts/"),
+            "{}",
+            location(&done)
+        );
+        assert!(s.find(post.id).await.is_none(), "{backend:?}: not deleted");
+        assert!(s.find(kept.id).await.is_some());
+        // Its page is gone.
+        assert_eq!(
+            s.get(Some(&admin), &format!("/admin/posts/{}", post.id))
+                .await
+                .status(),
+            404
+        );
+    }
+}
+
+#[tokio::test]
+async fn bulk_delete_asks_then_deletes() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let admin = s.staff("root", true).await;
+        let a = s.post_row("first doomed", "draft", "s").await;
+        let b = s.post_row("second doomed", "draft", "s").await;
+        let c = s.post_row("survivor", "draft", "s").await;
+        let list = s.get(Some(&admin), "/admin/posts/").await.text();
+        has(&list, r#"name="_selected""#);
+        has(&list, r#"<option value="delete">"#);
+        let (ak, bk) = (a.id.to_string(), b.id.to_string());
+        let ask = s
+            .post(
+                &admin,
+                "/admin/posts/",
+                &[("action", "delete"), ("_selected", &ak), ("_selected", &bk)],
+            )
+            .await;
+        assert_eq!(ask.status(), 200, "{backend:?}: {}", ask.text());
+        let html = ask.text();
+        // Without `show`, a row's name is the model's and its key.
+        has(&html, &format!("<li>post {}</li>", a.id));
+        has(&html, &format!("<li>post {}</li>", b.id));
+        lacks(&html, &format!("<li>post {}</li>", c.id));
+        has(&html, &format!(r#"name="_selected" value="{ak}""#));
+        assert_eq!(s.posts().await, 3, "asking deleted rows");
+        let done = s
+            .post(
+                &admin,
+                "/admin/posts/",
+                &[
+                    ("action", "delete"),
+                    ("confirm", "yes"),
+                    ("_selected", &ak),
+                    ("_selected", &bk),
+                ],
+            )
+            .await;
+        assert_eq!(done.status(), 303, "{backend:?}: {}", done.text());
+        assert_eq!(s.posts().await, 1);
+        assert!(s.find(c.id).await.is_some());
+        // Each deleted row has its log entry.
+        let deletes = s
+            .log()
+            .await
+            .into_iter()
+            .filter(|e| e.action == "delete")
+            .count();
+        assert_eq!(deletes, 2);
+    }
+}
+
+#[tokio::test]
+async fn login_page_redirects_back() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        s.user("root", true, true).await;
+        // Anonymous: to the login page, with the way back.
+        let away = s.get(None, "/admin/posts/?q=x").await;
+        assert_eq!(away.status(), 303, "{}", away.text());
+        let to = location(&away).to_owned();
+        let (page, query) = to.split_once('?').unwrap();
+        assert_eq!(page, "/admin/login");
+        let next: Vec<(String, String)> = serde_urlencoded::from_str(query).unwrap();
+        assert_eq!(next, [("next".to_owned(), "/admin/posts/?q=x".to_owned())]);
+        // The login page: a labelled form posting to tern-auth with it.
+        let login = s.get(None, &to).await;
+        assert_eq!(login.status(), 200, "{}", login.text());
+        let html = login.text();
+        has(&html, r#"autocomplete="username""#);
+        has(&html, r#"autocomplete="current-password""#);
+        has(&html, r#"<label for="password">"#);
+        let action = html
+            .split(r#"<form method="post" action=""#)
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .unwrap()
+            .replace("&amp;", "&");
+        assert!(action.starts_with("/auth/login?next="), "{action}");
+        // Logging in there goes back to the list.
+        let res = s
+            .client
+            .post(&action)
+            .header("accept", support::BROWSER)
+            .form(&[("username", "root"), ("password", support::PASSWORD)])
+            .send()
+            .await;
+        assert_eq!(res.status(), 303, "{}", res.text());
+        assert_eq!(location(&res), "/admin/posts/?q=x");
+        // A wrong password: back to the login page with its message.
+        let wrong = s.get(None, "/admin/login?error=invalid").await;
+        has(&wrong.text(), r#"role="alert""#);
+        // Already logged in: the login page sends to the dashboard.
+        let admin = s.login("root").await;
+        let again = s.get(Some(&admin), "/admin/login").await;
+        assert_eq!(again.status(), 303);
+        assert_eq!(location(&again), "/admin/");
+        // A `next` elsewhere is not followed.
+        let elsewhere = s.get(None, "/admin/login?next=https://evil.example/").await;
+        lacks(&elsewhere.text(), "evil.example");
+    }
+}
