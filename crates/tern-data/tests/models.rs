@@ -555,6 +555,49 @@ struct Item {
     raw: Vec<u8>,
 }
 
+/// Fields named like `from_form`'s own names: it compiles, and reads them.
+#[derive(Debug, Clone, PartialEq, Model)]
+struct Clash {
+    #[model(primary_key)]
+    id: i64,
+    #[model(max_length = 3)]
+    input: String,
+    errors: Option<String>,
+    column: String,
+    base: i64,
+    text: String,
+}
+
+#[test]
+fn field_names_do_not_clash_with_the_generated_code() {
+    let form = [
+        ("input", Some("abcd".to_owned())),
+        ("errors", Some("e".to_owned())),
+        ("column", Some("c".to_owned())),
+        ("base", Some("4".to_owned())),
+        ("text", Some("t".to_owned())),
+    ];
+    let errors = from::<Clash>(&form, None).unwrap_err();
+    assert_eq!(
+        errors,
+        [("input", "has at most 3 characters (this has 4)".to_owned())]
+    );
+    let mut form = form;
+    form[0].1 = Some("abc".to_owned());
+    let row: Clash = from(&form, None).unwrap();
+    assert_eq!(
+        row,
+        Clash {
+            id: 0,
+            input: "abc".to_owned(),
+            errors: Some("e".to_owned()),
+            column: "c".to_owned(),
+            base: 4,
+            text: "t".to_owned(),
+        }
+    );
+}
+
 /// Encrypted values and bytes, as a form sees them (no database: the
 /// keys are another test's).
 #[derive(Debug, Clone, PartialEq, Model)]

@@ -602,13 +602,19 @@ fn fields_impl(name: &syn::Ident, fields: &[Field], key: &Field) -> TokenStream 
     let key_ty = &key.ty;
     let key_ident = &key.ident;
     let idents: Vec<&syn::Ident> = fields.iter().map(|f| &f.ident).collect();
+    // Each value in a local of its own (`value_0`, ..): a field's name
+    // never becomes a binding, so none can shadow `input`, `errors`, ..
+    let locals: Vec<syn::Ident> = (0..fields.len())
+        .map(|i| quote::format_ident!("value_{}", i))
+        .collect();
     let reads = fields.iter().enumerate().map(|(i, f)| {
         let ident = &f.ident;
         let ty = &f.ty;
         let given = quote::format_ident!("given_{}", i);
+        let local = &locals[i];
         quote! {
             let #given = input(&<Self as ::tern_data::Model>::COLUMNS[#i]);
-            let #ident: #ty = match #given {
+            let #local: #ty = match #given {
                 #input::Keep => match base {
                     ::core::option::Option::Some(b) => ::core::clone::Clone::clone(&b.#ident),
                     ::core::option::Option::None => <#ty as #fv>::placeholder(),
@@ -628,12 +634,12 @@ fn fields_impl(name: &syn::Ident, fields: &[Field], key: &Field) -> TokenStream 
         .enumerate()
         .filter(|(_, f)| f.kind == "Text")
         .map(|(i, f)| {
-            let ident = &f.ident;
+            let local = &locals[i];
             let given = quote::format_ident!("given_{}", i);
             let value = if f.nullable {
-                quote!(#ident.as_deref())
+                quote!(#local.as_deref())
             } else {
-                quote!(::core::option::Option::Some(#ident.as_str()))
+                quote!(::core::option::Option::Some(#local.as_str()))
             };
             quote! {
                 if !::core::matches!(#given, #input::Keep) {
@@ -662,7 +668,6 @@ fn fields_impl(name: &syn::Ident, fields: &[Field], key: &Field) -> TokenStream 
                 ::std::vec![#(#fv::show(&self.#idents)),*]
             }
 
-            #[allow(clippy::shadow_unrelated)]
             fn from_form<'a>(
                 input: &dyn ::core::ops::Fn(&'static ::tern_data::model::Column) -> #input<'a>,
                 base: ::core::option::Option<&Self>,
@@ -671,7 +676,7 @@ fn fields_impl(name: &syn::Ident, fields: &[Field], key: &Field) -> TokenStream 
                 #(#reads)*
                 #(#checks)*
                 if errors.is_empty() {
-                    ::core::result::Result::Ok(#name { #(#idents),* })
+                    ::core::result::Result::Ok(#name { #(#idents: #locals),* })
                 } else {
                     // In the columns' order, as the form shows them.
                     errors.sort_by_key(|(name, _)| {
@@ -864,6 +869,14 @@ mod tests {
         ] {
             assert!(out.contains(part), "{part} in {out}");
         }
+        // Field names never become bindings of `from_form`.
+        let out = expanded(quote! {
+            struct Clash { #[model(primary_key)] id: i64, input: String, errors: Option<String>, column: String, base: i64 }
+        });
+        assert!(
+            out.contains("Clash { id : value_0 , input : value_1 , errors : value_2 , column : value_3 , base : value_4 }"),
+            "{out}"
+        );
         // Defaults: the struct's name in words, and `s`.
         let out = expanded(quote! {
             struct NoteTag { #[model(primary_key)] id: i64 }
