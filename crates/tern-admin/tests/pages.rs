@@ -6,7 +6,8 @@
 
 mod support;
 
-use support::{has, lacks, location, site, Session, Site, BACKENDS};
+use support::{has, lacks, location, site, site_with, Post, Session, Site, BACKENDS};
+use tern_admin::Admin;
 
 /// The id at the end of a `303`'s `Location` (`/admin/posts/7?saved=1`).
 fn saved_id(location: &str) -> i64 {
@@ -400,5 +401,139 @@ async fn login_page_redirects_back() {
         // A `next` elsewhere is not followed.
         let elsewhere = s.get(None, "/admin/login?next=https://evil.example/").await;
         lacks(&elsewhere.text(), "evil.example");
+    }
+}
+
+/// The action the next test registers: publish the selected posts.
+fn publish(posts: Vec<Post>) -> Result<Vec<Post>, String> {
+    Ok(posts
+        .into_iter()
+        .map(|mut p| {
+            p.status = "published".to_owned();
+            p.published = true;
+            p
+        })
+        .collect())
+}
+
+/// An action that refuses, with markup in its message.
+fn refuse(_: Vec<Post>) -> Result<Vec<Post>, String> {
+    Err("<b>not today</b>".to_owned())
+}
+
+/// An action whose rows break a rule of the model (`choices`).
+fn corrupt(posts: Vec<Post>) -> Result<Vec<Post>, String> {
+    Ok(posts
+        .into_iter()
+        .map(|mut p| {
+            p.status = "gone".to_owned();
+            p
+        })
+        .collect())
+}
+
+/// Sets the author of a new post: the user who adds it.
+fn authored(post: &mut Post, user: &tern_auth::User, created: bool) {
+    if created {
+        post.author_id = Some(user.id);
+    }
+}
+
+#[tokio::test]
+async fn custom_action_updates_and_audits() {
+    for backend in BACKENDS {
+        let admin = Admin::new().model_with::<Post>(|m| {
+            m.action("publish", "Publish", publish)
+                .action("refuse", "Refuse", refuse)
+                .action("corrupt", "Corrupt", corrupt)
+                .show(|p| format!("«{}»", p.title))
+                .before_save(authored)
+        });
+        let Some(s) = site_with(backend, admin).await else {
+            continue;
+        };
+        let root = s.staff("root", true).await;
+        let a = s.post_row("first", "draft", "s").await;
+        let b = s.post_row("second", "draft", "s").await;
+        let c = s.post_row("third", "draft", "s").await;
+        let list = s.get(Some(&root), "/admin/posts/").await.text();
+        has(&list, r#"<option value="publish">Publish</option>"#);
+        // `show` names the rows.
+        has(&list, "Select «first»");
+        let (ak, bk) = (a.id.to_string(), b.id.to_string());
+        let res = s
+            .post(
+                &root,
+                "/admin/posts/",
+                &[
+                    ("action", "publish"),
+                    ("_selected", &ak),
+                    ("_selected", &bk),
+                ],
+            )
+            .await;
+        assert_eq!(res.status(), 303, "{backend:?}: {}", res.text());
+        for (id, published) in [(a.id, true), (b.id, true), (c.id, false)] {
+            let p = s.find(id).await.unwrap();
+            assert_eq!(p.published, published, "{backend:?} {id}");
+            assert_eq!(p.status == "published", published);
+        }
+        let log = s.log().await;
+        assert_eq!(log.len(), 2, "{log:?}");
+        for e in &log {
+            assert_eq!(e.action, "action:publish");
+            assert_eq!(support::parsed(&e.before)["published"], false);
+            assert_eq!(support::parsed(&e.after)["published"], true);
+        }
+        // A refusal: its message shown as text, nothing written.
+        let res = s
+            .post(
+                &root,
+                "/admin/posts/",
+                &[("action", "refuse"), ("_selected", &ak)],
+            )
+            .await;
+        assert_eq!(res.status(), 422, "{backend:?}: {}", res.text());
+        has(&res.text(), "not today");
+        lacks(&res.text(), "<b>");
+        // Rows the model refuses: the whole action rolls back.
+        let res = s
+            .post(
+                &root,
+                "/admin/posts/",
+                &[
+                    ("action", "corrupt"),
+                    ("_selected", &ak),
+                    ("_selected", &bk),
+                ],
+            )
+            .await;
+        assert_eq!(res.status(), 422, "{backend:?}: {}", res.text());
+        assert_eq!(s.find(a.id).await.unwrap().status, "published");
+        assert_eq!(s.log().await.len(), 2);
+        // An action needs `change`: a viewer may not run it.
+        let viewer = s.staff("viewer", false).await;
+        s.grant(&viewer.user, "posts", "view").await;
+        let ck = c.id.to_string();
+        let res = s
+            .post(
+                &viewer,
+                "/admin/posts/",
+                &[("action", "publish"), ("_selected", &ck)],
+            )
+            .await;
+        assert_eq!(res.status(), 403, "{backend:?}: {}", res.text());
+        assert!(!s.find(c.id).await.unwrap().published);
+        // `before_save`: the author of an added post is who added it.
+        let res = s
+            .post(
+                &root,
+                "/admin/posts/add",
+                &[("title", "authored"), ("status", "draft"), ("secret", "s")],
+            )
+            .await;
+        assert_eq!(res.status(), 303, "{}", res.text());
+        let id = saved_id(location(&res));
+        assert_eq!(s.find(id).await.unwrap().author_id, Some(root.user.id));
     }
 }

@@ -281,6 +281,13 @@ pub struct LogRow {
     pub after: Option<String>,
 }
 
+/// A log entry's `before` or `after` as JSON (`null` when there is none).
+pub fn parsed(text: &Option<String>) -> serde_json::Value {
+    text.as_deref().map_or(serde_json::Value::Null, |t| {
+        serde_json::from_str(t).unwrap()
+    })
+}
+
 /// Pairs as an urlencoded body.
 pub fn form(pairs: &[(&str, &str)]) -> String {
     serde_urlencoded::to_string(pairs).unwrap()
