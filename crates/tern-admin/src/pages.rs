@@ -67,17 +67,26 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(
             },
         )
         .post(move |u: AdminUser, tx: Tx, req: Request| bulk(i, u, tx, req));
-        let add: MethodRouter<S> = get(move |u: AdminUser| add_form(i, u))
-            .post(move |u: AdminUser, tx: Tx, req: Request| add_save(i, u, tx, req));
+        let add: MethodRouter<S> =
+            get(move |u: AdminUser, tx: Tx, s: Settings<AdminSettings>| add_form(i, u, tx, s))
+                .post(
+                    move |u: AdminUser, tx: Tx, s: Settings<AdminSettings>, req: Request| {
+                        add_save(i, u, tx, s, req)
+                    },
+                );
         let edit: MethodRouter<S> = get(
-            move |u: AdminUser, tx: Tx, Path(k): Path<String>, uri: Uri| {
-                edit_form(i, u, tx, k, uri)
-            },
+            move |u: AdminUser,
+                  tx: Tx,
+                  s: Settings<AdminSettings>,
+                  Path(k): Path<String>,
+                  uri: Uri| edit_form(i, u, tx, s, k, uri),
         )
         .post(
-            move |u: AdminUser, tx: Tx, Path(k): Path<String>, req: Request| {
-                edit_save(i, u, tx, k, req)
-            },
+            move |u: AdminUser,
+                  tx: Tx,
+                  s: Settings<AdminSettings>,
+                  Path(k): Path<String>,
+                  req: Request| edit_save(i, u, tx, s, k, req),
         );
         let delete: MethodRouter<S> =
             get(move |u: AdminUser, tx: Tx, Path(k): Path<String>| delete_form(i, u, tx, k)).post(
@@ -789,6 +798,54 @@ async fn count_refs(
 
 // ---- forms --------------------------------------------------------------
 
+/// The rows a foreign key may name, per column: `(key, label)`s of the
+/// referenced model's rows, for each column that references a
+/// registered model the user may view with at most `ADMIN_FK_SELECT_MAX`
+/// rows (a larger table is a plain input).
+type FkOptions = Vec<(&'static str, Vec<(String, String)>)>;
+
+async fn fk_options(
+    u: &AdminUser,
+    guard: &mut tern_data::TxGuard<'_>,
+    meta: &ModelMeta,
+    max: u32,
+) -> Result<FkOptions, DataError> {
+    let mut out = Vec::new();
+    for f in meta.fields.iter().filter(|f| !f.read_only) {
+        let Some(target) = f.column.references else {
+            continue;
+        };
+        let Some(t) = u.state.models.iter().find(|m| m.meta().table == target) else {
+            continue;
+        };
+        if !u.perms.allows(target, Action::View) {
+            continue;
+        }
+        let count: i64 = query(t.meta().count_sql)
+            .scalar(Conn::from(&mut *guard))
+            .await?;
+        let Ok(count) = u32::try_from(count) else {
+            continue;
+        };
+        if count > max.min(List::MAX_PER_PAGE) {
+            continue;
+        }
+        let list = List {
+            slice: Slice::Page {
+                page: 1,
+                per_page: count.max(1),
+            },
+            ..List::default()
+        };
+        let (rows, _) = t.list(Conn::from(&mut *guard), &list).await?;
+        out.push((
+            f.column.name,
+            rows.into_iter().map(|r| (r.key, r.label)).collect(),
+        ));
+    }
+    Ok(out)
+}
+
 /// A field's control, its value from the row (`value`) or the submitted
 /// form (`given`, on a re-render), and its error.
 fn field_view(
@@ -797,11 +854,14 @@ fn field_view(
     given: Option<&FormInput>,
     error: Option<&str>,
     creating: bool,
+    fk: Option<&[(String, String)]>,
 ) -> FieldView {
     let c = &f.column;
     let kept = f.kept(creating);
     let input = if kept {
         "readonly"
+    } else if fk.is_some() {
+        "select"
     } else if c.kind == Kind::Bool {
         "checkbox"
     } else if !c.choices.is_empty() {
@@ -845,6 +905,13 @@ fn field_view(
                 selected: text == *choice,
             });
         }
+        for (key, label) in fk.unwrap_or_default() {
+            options.push(Choice {
+                value: key.clone(),
+                label: format!("{label} ({key})"),
+                selected: text == *key,
+            });
+        }
     }
     FieldView {
         id: format!("field-{}", c.name),
@@ -881,6 +948,7 @@ fn form_page(
     errors: &[(&'static str, String)],
     read_only: bool,
     notice: &str,
+    fk: &FkOptions,
 ) -> FormPage {
     let state = &u.state;
     let creating = record.is_none();
@@ -895,12 +963,17 @@ fn form_page(
                 .iter()
                 .find(|(n, _)| *n == f.column.name)
                 .map(|(_, m)| m.as_str());
+            let options = fk
+                .iter()
+                .find(|(name, _)| *name == f.column.name)
+                .map(|(_, o)| o.as_slice());
             let mut view = field_view(
                 f,
                 record.and_then(|r| r.values.get(i)),
                 given,
                 error,
                 creating,
+                options,
             );
             if read_only {
                 view.input = "readonly".to_owned();
@@ -982,14 +1055,24 @@ fn form_page(
 }
 
 /// `GET {prefix}/{model}/add`.
-async fn add_form(i: usize, u: AdminUser) -> Response {
+async fn add_form(
+    i: usize,
+    u: AdminUser,
+    tx: Tx,
+    Settings(settings): Settings<AdminSettings>,
+) -> Response {
     let meta = u.model(i).meta();
     if let Err(d) = u.require(meta.table, Action::Add) {
         return d.into_response();
     }
+    let mut guard = tx.lock().await;
+    let fk = match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+        Ok(o) => o,
+        Err(e) => return u.data_error(&e),
+    };
     render(
         StatusCode::OK,
-        form_page(&u, meta, None, None, &[], false, ""),
+        form_page(&u, meta, None, None, &[], false, "", &fk),
     )
 }
 
@@ -1000,22 +1083,22 @@ fn refused(
     meta: &ModelMeta,
     record: Option<&Record>,
     form: &FormInput,
+    fk: &FkOptions,
     e: Invalid,
 ) -> Response {
     match e {
         Invalid::Fields(errors) => render(
             StatusCode::UNPROCESSABLE_ENTITY,
-            form_page(u, meta, record, Some(form), &errors, false, ""),
+            form_page(u, meta, record, Some(form), &errors, false, "", fk),
         ),
         Invalid::Data(e)
             if e.status() == StatusCode::UNPROCESSABLE_ENTITY
                 || e.status() == StatusCode::CONFLICT =>
         {
-            let errors = [("", e.to_string())];
-            let errors: Vec<(&'static str, String)> = errors.into_iter().collect();
+            let errors = vec![("", e.to_string())];
             render(
                 e.status(),
-                form_page(u, meta, record, Some(form), &errors, false, ""),
+                form_page(u, meta, record, Some(form), &errors, false, "", fk),
             )
         }
         Invalid::Data(e) => u.data_error(&e),
@@ -1023,7 +1106,13 @@ fn refused(
 }
 
 /// `POST {prefix}/{model}/add`.
-async fn add_save(i: usize, u: AdminUser, tx: Tx, req: Request) -> Response {
+async fn add_save(
+    i: usize,
+    u: AdminUser,
+    tx: Tx,
+    Settings(settings): Settings<AdminSettings>,
+    req: Request,
+) -> Response {
     let m = u.model(i);
     let meta = m.meta();
     if let Err(d) = u.require(meta.table, Action::Add) {
@@ -1034,9 +1123,15 @@ async fn add_save(i: usize, u: AdminUser, tx: Tx, req: Request) -> Response {
         Err(r) => return r,
     };
     let mut guard = tx.lock().await;
+    // For a form shown again (a failed statement may end the
+    // transaction on PostgreSQL: read them first).
+    let fk = match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+        Ok(o) => o,
+        Err(e) => return u.data_error(&e),
+    };
     let added = match m.insert(Conn::from(&mut guard), u.user(), &form).await {
         Ok(r) => r,
-        Err(e) => return refused(&u, meta, None, &form, e),
+        Err(e) => return refused(&u, meta, None, &form, &fk, e),
     };
     if let Err(e) = audit::record(
         Conn::from(&mut guard),
@@ -1058,7 +1153,14 @@ async fn add_save(i: usize, u: AdminUser, tx: Tx, req: Request) -> Response {
 
 /// `GET {prefix}/{model}/{key}`: the form, or the row as text without
 /// the change permission.
-async fn edit_form(i: usize, u: AdminUser, tx: Tx, key: String, uri: Uri) -> Response {
+async fn edit_form(
+    i: usize,
+    u: AdminUser,
+    tx: Tx,
+    Settings(settings): Settings<AdminSettings>,
+    key: String,
+    uri: Uri,
+) -> Response {
     let m = u.model(i);
     let meta = m.meta();
     if let Err(d) = u.require(meta.table, Action::View) {
@@ -1070,6 +1172,14 @@ async fn edit_form(i: usize, u: AdminUser, tx: Tx, key: String, uri: Uri) -> Res
         Err(e) => return u.data_error(&e),
     };
     let read_only = !u.perms.allows(meta.table, Action::Change);
+    let fk = if read_only {
+        Vec::new()
+    } else {
+        match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+            Ok(o) => o,
+            Err(e) => return u.data_error(&e),
+        }
+    };
     let saved = uri
         .query()
         .is_some_and(|q| q.split('&').any(|p| p == "saved=1"));
@@ -1083,12 +1193,20 @@ async fn edit_form(i: usize, u: AdminUser, tx: Tx, key: String, uri: Uri) -> Res
             &[],
             read_only,
             if saved { "Saved." } else { "" },
+            &fk,
         ),
     )
 }
 
 /// `POST {prefix}/{model}/{key}`.
-async fn edit_save(i: usize, u: AdminUser, tx: Tx, key: String, req: Request) -> Response {
+async fn edit_save(
+    i: usize,
+    u: AdminUser,
+    tx: Tx,
+    Settings(settings): Settings<AdminSettings>,
+    key: String,
+    req: Request,
+) -> Response {
     let m = u.model(i);
     let meta = m.meta();
     if let Err(d) = u.require(meta.table, Action::Change) {
@@ -1099,10 +1217,14 @@ async fn edit_save(i: usize, u: AdminUser, tx: Tx, key: String, req: Request) ->
         Err(r) => return r,
     };
     let mut guard = tx.lock().await;
-    // The row as it is, for a form shown again (a failed statement may
-    // end the transaction on PostgreSQL: read it first).
+    // The row as it is and the options, for a form shown again (a failed
+    // statement may end the transaction on PostgreSQL: read them first).
     let record = match m.get(Conn::from(&mut guard), &key).await {
         Ok(r) => r,
+        Err(e) => return u.data_error(&e),
+    };
+    let fk = match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+        Ok(o) => o,
         Err(e) => return u.data_error(&e),
     };
     let (before, after) = match m
@@ -1110,7 +1232,7 @@ async fn edit_save(i: usize, u: AdminUser, tx: Tx, key: String, req: Request) ->
         .await
     {
         Ok(r) => r,
-        Err(e) => return refused(&u, meta, Some(&record), &form, e),
+        Err(e) => return refused(&u, meta, Some(&record), &form, &fk, e),
     };
     if let Err(e) = audit::record(
         Conn::from(&mut guard),

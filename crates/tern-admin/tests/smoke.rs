@@ -25,6 +25,17 @@ struct Item {
     done: bool,
 }
 
+/// A row that names an item: its foreign key is a select of the items.
+#[derive(Debug, Clone, Model)]
+#[model(table = "smoke_tags", name = "tag", plural = "tags")]
+struct Tag {
+    #[model(primary_key)]
+    id: i64,
+    #[model(references = "smoke_items")]
+    item_id: Option<i64>,
+    label: String,
+}
+
 struct Browser {
     client: TestClient,
     cookie: String,
@@ -59,7 +70,10 @@ async fn logged_in(backend: Backend) -> Option<(Browser, std::sync::Arc<Database
     let config =
         Config::from_settings([("DATABASE_URL", url.as_str()), ("SECRET_KEY", SECRET)]).unwrap();
     let app = tern_auth::install(App::new().settings::<Database>("database"));
-    let app = tern_admin::install(app, Admin::new().title("Smoke").model::<Item>());
+    let app = tern_admin::install(
+        app,
+        Admin::new().title("Smoke").model::<Item>().model::<Tag>(),
+    );
     let service = app.build_with(config).unwrap();
     let db = service.settings::<Database>().unwrap();
     db.migrate(&tern_auth::MIGRATIONS).await.unwrap();
@@ -75,6 +89,13 @@ async fn logged_in(backend: Backend) -> Option<(Browser, std::sync::Arc<Database
         }
     };
     query(table).execute(db.pool()).await.unwrap();
+    query(
+        "CREATE TABLE smoke_tags (id BIGINT PRIMARY KEY, \
+         item_id BIGINT NULL REFERENCES smoke_items (id) ON DELETE CASCADE, label TEXT NOT NULL)",
+    )
+    .execute(db.pool())
+    .await
+    .unwrap();
     NewUser::new("root", PASSWORD)
         .superuser(true)
         .create(db.pool(), &Passwords::default())
@@ -187,8 +208,22 @@ async fn a_superuser_adds_edits_and_deletes_a_row_and_the_log_says_so() {
         let row = Item::get(db.pool(), 1).await.unwrap();
         assert_eq!((row.name.as_str(), row.done), ("second", false));
 
+        // A foreign key to a small table: a select of its rows.
+        let res = b.get("/admin/smoke_tags/add").await;
+        assert_eq!(res.status(), 200);
+        let page = res.text();
+        assert!(
+            page.contains("<select") && page.contains("value=\"1\"") && page.contains("item 1 (1)"),
+            "{page}"
+        );
+        query("INSERT INTO smoke_tags (id, item_id, label) VALUES (1, 1, 'a')")
+            .execute(db.pool())
+            .await
+            .unwrap();
+
         let res = b.get("/admin/smoke_items/1/delete").await;
         assert_eq!(res.status(), 200);
+        assert!(res.text().contains("1 tags"), "{}", res.text());
         let res = b
             .post("/admin/smoke_items/1/delete", &[("confirm", "yes")])
             .await;
