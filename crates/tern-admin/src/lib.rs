@@ -76,7 +76,7 @@ pub use tern_data::Widget;
 use tern_data::{model::Column, Fields, Migrations, Model};
 use tern_site::StaticFiles;
 
-use registry::{leak, meta_of, ActionFn, AdminModel, Registered};
+use registry::{leak, meta_of, AdminModel, Registered};
 
 /// The admin's tables (`tern_admin_groups`, `tern_admin_user_groups`,
 /// `tern_admin_permissions`, `tern_admin_log`), recorded in
@@ -365,7 +365,12 @@ impl<M: Fields + 'static> ModelAdmin<M> {
     /// # Panics
     /// When `name` is `delete` (the built-in bulk delete) or registered
     /// twice, or is not made of `[a-z0-9_]`.
-    pub fn action(mut self, name: &'static str, label: &'static str, run: ActionFn<M>) -> Self {
+    pub fn action(
+        mut self,
+        name: &'static str,
+        label: &'static str,
+        run: fn(Vec<M>) -> Result<Vec<M>, String>,
+    ) -> Self {
         assert!(
             name != "delete"
                 && !name.is_empty()
