@@ -8,6 +8,7 @@
 //! (`/llms.txt`, `/static/...`), `/health`, a contract API (`/items`)
 //! documented at `/openapi.json` and `/docs`, notes in a database (SQLite
 //! in `./data/` unless `DATABASE_URL` names another) behind a login page,
+//! the admin at `/admin/` (staff: the notes, with an audit log),
 //! and a chat with presence (`/chat`: WebSockets, SSE at `/chat/events`;
 //! shared by several processes with `REALTIME_BACKEND=redis` or `nats`).
 //! With `COSE_KEYS` set, `/items` also takes and answers COSE.
@@ -160,8 +161,12 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
         .problem_renderer(tern_site::html_errors);
     // The tables (the notes', the accounts'): `showcase migrate`, or at
     // start in development.
-    let app = tern_data::install(app, [&MIGRATIONS, &tern_auth::MIGRATIONS]);
+    let app = tern_data::install(
+        app,
+        [&MIGRATIONS, &tern_auth::MIGRATIONS, &tern_admin::MIGRATIONS],
+    );
     let app = tern_auth::install(app);
+    let app = tern_admin::install(app, admin());
     let password = showcase.admin_password.expose().to_owned();
     let app = app.on_start(move |app| development_admin(app, password.clone()));
     let app = if showcase.compression {
@@ -176,6 +181,12 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
     )
 }
 
+/// The admin: the notes. Their author and time are set by `POST /notes`
+/// from the session and the clock, so the admin shows them read-only.
+fn admin() -> tern_admin::Admin {
+    tern_admin::Admin::new().model_with::<notes::Note>(|m| m.read_only(&["author", "created_at"]))
+}
+
 #[cfg(feature = "redis")]
 fn shared(limit: tern_auth::RateLimit, url: &str) -> Result<tern_auth::RateLimit, String> {
     limit
@@ -188,7 +199,7 @@ fn shared(_: tern_auth::RateLimit, _: &str) -> Result<tern_auth::RateLimit, Stri
     Err("SHOWCASE_REDIS_URL: this showcase was built without the `redis` feature".to_owned())
 }
 
-/// In development, an `admin` account on an empty database (a start
+/// In development, an `admin` superuser on an empty database (a start
 /// hook: after the migrations, which `tern_data::install` applies at
 /// start in development).
 async fn development_admin(
@@ -204,9 +215,15 @@ async fn development_admin(
     ) else {
         return Ok(());
     };
-    let made = tern_auth::create_user(db.pool(), &passwords, "admin", &password, true).await;
+    // A superuser: every right in the admin.
+    let made = tern_auth::NewUser::new("admin", &password)
+        .superuser(true)
+        .create(db.pool(), &passwords)
+        .await;
     match made {
-        Ok(_) => tracing::info!("made the account `admin` (development): log in at /login"),
+        Ok(_) => tracing::info!(
+            "made the account `admin` (development): log in at /login, the admin at /admin/"
+        ),
         // It exists already (another process, or an earlier start).
         Err(tern_auth::AuthError::Data(e)) if e.status() == StatusCode::CONFLICT => {}
         Err(e) => return Err(e.into()),
@@ -431,6 +448,33 @@ mod tests {
             forged.text().contains("<h1>Forbidden</h1>"),
             "{}",
             forged.text()
+        );
+        // The admin: the notes, for the `admin` superuser; the login
+        // page for anyone else.
+        let dash = client
+            .get("/admin/")
+            .header("accept", BROWSER)
+            .header("cookie", &session)
+            .send()
+            .await;
+        assert_eq!(dash.status(), 200, "{}", dash.text());
+        assert!(
+            dash.text().contains(r#"href="/admin/notes/""#),
+            "{}",
+            dash.text()
+        );
+        let admin_notes = client
+            .get("/admin/notes/")
+            .header("accept", BROWSER)
+            .header("cookie", &session)
+            .send()
+            .await;
+        assert_eq!(admin_notes.status(), 200, "{}", admin_notes.text());
+        let away = client.get("/admin/").header("accept", BROWSER).send().await;
+        assert_eq!(away.status(), 303);
+        assert_eq!(
+            away.header("location"),
+            Some("/admin/login?next=%2Fadmin%2F")
         );
         let doc: serde_json::Value = client.get("/openapi.json").send().await.json();
         assert!(doc["paths"]["/items"]["post"]["requestBody"].is_object());
