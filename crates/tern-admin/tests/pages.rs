@@ -537,3 +537,104 @@ async fn custom_action_updates_and_audits() {
         assert_eq!(s.find(id).await.unwrap().author_id, Some(root.user.id));
     }
 }
+
+#[tokio::test]
+async fn every_page_keeps_the_markup_rules() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let root = s.staff("root", true).await;
+        let a = s.post_row("first", "draft", "s").await;
+        let b = s.post_row("second", "published", "s").await;
+        let edited = s
+            .post(
+                &root,
+                &format!("/admin/posts/{}", a.id),
+                &[("title", "first!"), ("status", "draft"), ("secret", "s")],
+            )
+            .await;
+        assert_eq!(edited.status(), 303, "{}", edited.text());
+        let mut pages = vec![];
+        for path in [
+            "/admin/".to_owned(),
+            "/admin/posts/".to_owned(),
+            "/admin/posts/?q=first&status=draft&order=-title&per_page=1".to_owned(),
+            "/admin/posts/?page=9".to_owned(),
+            "/admin/posts/add".to_owned(),
+            format!("/admin/posts/{}", a.id),
+            format!("/admin/posts/{}?saved=1", a.id),
+            format!("/admin/posts/{}/delete", a.id),
+            "/admin/log/".to_owned(),
+            "/admin/log/?model=posts".to_owned(),
+            "/admin/posts/?order=nothing".to_owned(),
+            "/admin/posts/99999".to_owned(),
+        ] {
+            let res = s.get(Some(&root), &path).await;
+            assert!(
+                matches!(res.status().as_u16(), 200 | 400 | 404),
+                "{path}: {}",
+                res.status()
+            );
+            pages.push((path, res.text()));
+        }
+        // A log entry's page, the login page, a form with errors, the
+        // bulk confirmation, a 403.
+        let log = pages
+            .iter()
+            .find(|(p, _)| p == "/admin/log/")
+            .unwrap()
+            .1
+            .clone();
+        let entry = log
+            .split(r#"href="/admin/log/"#)
+            .skip(1)
+            .find_map(|r| {
+                r.split('"')
+                    .next()
+                    .filter(|k| !k.is_empty() && !k.starts_with('?'))
+            })
+            .unwrap()
+            .to_owned();
+        let entry = format!("/admin/log/{entry}");
+        pages.push((entry.clone(), s.get(Some(&root), &entry).await.text()));
+        pages.push((
+            "/admin/login".into(),
+            s.get(None, "/admin/login?error=invalid").await.text(),
+        ));
+        let errors = s
+            .post(
+                &root,
+                "/admin/posts/add",
+                &[("status", "nope"), ("author_id", "x")],
+            )
+            .await;
+        assert_eq!(errors.status(), 422);
+        pages.push(("add with errors".into(), errors.text()));
+        let (ak, bk) = (a.id.to_string(), b.id.to_string());
+        let bulk = s
+            .post(
+                &root,
+                "/admin/posts/",
+                &[("action", "delete"), ("_selected", &ak), ("_selected", &bk)],
+            )
+            .await;
+        assert_eq!(bulk.status(), 200);
+        pages.push(("bulk".into(), bulk.text()));
+        let stranger = s.staff("stranger", false).await;
+        let denied = s.get(Some(&stranger), "/admin/posts/").await;
+        assert_eq!(denied.status(), 403);
+        pages.push(("403".into(), denied.text()));
+        for (path, html) in &pages {
+            support::check_markup(path, html);
+        }
+        // The error summary links each field, whose error it describes.
+        let form = &pages
+            .iter()
+            .find(|(p, _)| p == "add with errors")
+            .unwrap()
+            .1;
+        has(form, r#"tabindex="-1""#);
+        has(form, r#"aria-describedby="field-status-error""#);
+    }
+}

@@ -281,6 +281,89 @@ pub struct LogRow {
     pub after: Option<String>,
 }
 
+/// The markup rules every admin page keeps, checked on `html` (the page
+/// at `path`): what the production CSP allows (no inline script or
+/// style, no `style=""`, no event handler attributes), a language, a
+/// title and a main landmark, every control labelled and every id
+/// unique, every table captioned, no positive `tabindex`.
+#[track_caller]
+pub fn check_markup(path: &str, html: &str) {
+    let lower = html.to_ascii_lowercase();
+    for bad in [
+        "<script",
+        "<style",
+        " style=",
+        "javascript:",
+        " onclick=",
+        " onload=",
+        " onerror=",
+    ] {
+        assert!(!lower.contains(bad), "{path}: `{bad}` in:\n{html}");
+    }
+    assert!(
+        html.starts_with("<!doctype html>\n<html lang=\"en\">"),
+        "{path}"
+    );
+    assert!(
+        html.contains(r#"<main id="main""#),
+        "{path}: no main landmark"
+    );
+    let title = html
+        .split("<title>")
+        .nth(1)
+        .and_then(|t| t.split("</title>").next())
+        .unwrap_or_default();
+    assert!(!title.trim().is_empty(), "{path}: no title");
+    // Attribute values of one name, in order.
+    let values = |attr: &str| -> Vec<String> {
+        html.split(&format!(" {attr}=\""))
+            .skip(1)
+            .filter_map(|r| r.split('"').next())
+            .map(str::to_owned)
+            .collect()
+    };
+    let ids = values("id");
+    let mut seen = std::collections::HashSet::new();
+    for id in &ids {
+        assert!(seen.insert(id), "{path}: id `{id}` twice");
+    }
+    for t in values("tabindex") {
+        assert!(t.parse::<i32>().unwrap() <= 0, "{path}: tabindex {t}");
+    }
+    let labelled: Vec<String> = values("for");
+    for tag in ["<input ", "<select ", "<textarea "] {
+        for control in html.split(tag).skip(1) {
+            let control = control.split('>').next().unwrap();
+            if control.contains(r#"type="hidden""#) || control.contains(r#"type="submit""#) {
+                continue;
+            }
+            let id = control
+                .split(r#"id=""#)
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or_else(|| panic!("{path}: a control without an id: {tag}{control}"));
+            assert!(
+                labelled.iter().any(|f| f == id),
+                "{path}: no <label for=\"{id}\">"
+            );
+        }
+    }
+    for table in html.split("<table").skip(1) {
+        let head = table.split("</table>").next().unwrap();
+        assert!(
+            head.starts_with(" aria-labelledby=") || head.contains("<caption>"),
+            "{path}: a table without a caption"
+        );
+    }
+    // Every described-by names an element of the page.
+    for d in values("aria-describedby") {
+        assert!(
+            ids.contains(&d),
+            "{path}: aria-describedby `{d}` names nothing"
+        );
+    }
+}
+
 /// A log entry's `before` or `after` as JSON (`null` when there is none).
 pub fn parsed(text: &Option<String>) -> serde_json::Value {
     text.as_deref().map_or(serde_json::Value::Null, |t| {
