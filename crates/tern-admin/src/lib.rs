@@ -2,6 +2,8 @@
 //! the rows of registered models, with per-model permissions and an audit
 //! log of every change.
 //!
+//! # In ten lines
+//!
 //! ```no_run
 //! use tern::App;
 //! use tern_admin::Admin;
@@ -22,40 +24,118 @@
 //! // Migrations: [&tern_auth::MIGRATIONS, &tern_admin::MIGRATIONS, &yours].
 //! ```
 //!
-//! # What a request goes through
+//! Then `createsuperuser` (tern-auth's command) makes an account that may
+//! do everything, and `/admin/` is its dashboard: each model's row count,
+//! its list (`?q=` searches the `searchable` columns, `?order=-text`
+//! sorts by a `sortable` one, `?published=true` filters, `?page=2`), a
+//! form per row, a delete with a confirmation, and the log.
+//!
+//! # What the model says, the admin shows
+//!
+//! Everything comes from `#[derive(Model)]` (its generated
+//! [`Fields`] reads a row as form text and back): a column's `label`, its
+//! input (by kind: a number, a checkbox, a `datetime-local`; by
+//! `#[model(widget = "...")]`: a textarea, an email; `choices(..)`: a
+//! select; `references = "table"`: a select of that registered model's
+//! rows while it has at most `ADMIN_FK_SELECT_MAX`), `max_length`,
+//! `read_only`, which columns the list shows (`listed`). [`ModelAdmin`]
+//! changes what the admin alone should see otherwise:
+//!
+//! ```no_run
+//! use tern_admin::Admin;
+//! use tern_data::{Model, OffsetDateTime};
+//!
+//! #[derive(Model)]
+//! #[model(table = "notes", name = "note", plural = "notes")]
+//! struct Note {
+//!     #[model(primary_key)]
+//!     id: i64,
+//!     #[model(searchable, max_length = 500)]
+//!     text: String,
+//!     author: String,
+//!     pinned: bool,
+//!     created_at: OffsetDateTime,
+//! }
+//!
+//! let admin = Admin::new().model_with::<Note>(|m| {
+//!     m.list_columns(&["text", "author", "pinned"])
+//!         // Shown, never taken from the form ...
+//!         .read_only(&["author", "created_at"])
+//!         // ... but set on create by the hook, from the user who adds it.
+//!         .before_save(|note, user, created| {
+//!             if created {
+//!                 note.author = user.username.clone();
+//!                 note.created_at = OffsetDateTime::now_utc();
+//!             }
+//!         })
+//!         // A row's name in titles, confirmations and the log.
+//!         .show(|note| note.text.chars().take(40).collect())
+//!         // A bulk action: a pure function of the selected rows; the admin
+//!         // writes what it returns with Model::update and logs each row.
+//!         .action("pin", "Pin the selected notes", |mut notes| {
+//!             notes.iter_mut().for_each(|n| n.pinned = true);
+//!             Ok(notes)
+//!         })
+//! });
+//! ```
+//!
+//! # Who may do what
 //!
 //! Every admin route is in one scope with the request's transaction
 //! ([`tern_data::transactions`]): a saved row and its log entry are
 //! committed together, and a form answered with errors (`422`) writes
 //! nothing. The handler's first step is the permission check (before the
 //! form is read): no session is the login page for a `GET` and `403`
-//! otherwise, a user who is not staff is `403`, and a staff user who is
-//! not a superuser may do only what the rows of `tern_admin_permissions`
-//! give them or their groups (`view`, `add`, `change`, `delete` per
-//! model's table; `change` implies `view`). CSRF is tern-auth's check, on
-//! every route: each admin form carries the session's `csrf_token`.
+//! otherwise (an API token never opens the admin: it is cookie only), a
+//! user who is not staff is `403`, a superuser may do everything, and
+//! another staff user only what the rows of `tern_admin_permissions` give
+//! them or one of their groups: `view`, `add`, `change` or `delete` of a
+//! model's table (`change` implies `view`). The pages show no button,
+//! link or checkbox for what the user may not do, and a user with `view`
+//! alone gets each row as text, without a form. Until the admin has pages
+//! for them, permissions are rows:
+//!
+//! ```sql
+//! INSERT INTO tern_admin_permissions (user_id, model, action) VALUES (7, 'notes', 'view');
+//! INSERT INTO tern_admin_groups (name) VALUES ('editors');
+//! INSERT INTO tern_admin_user_groups (user_id, group_id) VALUES (7, 1);
+//! INSERT INTO tern_admin_permissions (group_id, model, action) VALUES (1, 'notes', 'change');
+//! ```
+//!
+//! CSRF is tern-auth's check, on every route: each admin form carries the
+//! session's `csrf_token`.
 //!
 //! # Writes are the model's
 //!
-//! The admin writes with [`Model::insert`] and
-//! [`Model::update`]: encrypted columns are
-//! encrypted, `check_values` (NUL, `max_length`, `choices`) runs, and
-//! every statement's text is the model's constant. The rows a client
-//! asks to list go through [`tern_data::model::List::from_pairs`], which checks
-//! each column name against the model's and binds every value.
+//! The admin writes with [`Model::insert`] and [`Model::update`]:
+//! encrypted columns are encrypted, `check_values` (NUL, `max_length`,
+//! `choices`) runs, and every statement's text is the model's constant.
+//! The rows a client asks to list go through
+//! [`tern_data::model::List::from_pairs`], which checks each column name
+//! against the model's and binds every value: a bad parameter is a `400`
+//! page naming it.
+//!
+//! # The log
+//!
+//! Each add, change, delete and action is a row of `tern_admin_log`, in
+//! the same transaction: who, when, the model and row, and the row's
+//! columns before and after as JSON, with an encrypted column written as
+//! `"(encrypted)"` (or `"(encrypted, changed)"`) and bytes as their
+//! count. `/admin/log/` shows the entries of the models the user may
+//! view; nothing writes or deletes an entry but the admin's own changes.
 //!
 //! # Keys
 //!
 //! `{key}` in a URL is the model's key: `/admin/notes/5`. An integer key
 //! is routed as `{key:i64}` (junk is the router's `404`); a text key is
-//! parsed by [`Fields::parse_key`], and a
-//! text key `add` is shadowed by the literal `add` route.
+//! parsed by [`Fields::parse_key`], and a text key `add` is shadowed by
+//! the literal `add` route.
 //!
 //! # Pages
 //!
 //! Askama templates (`templates/admin/*.html`), one stylesheet served at
 //! `{prefix}/static/` from the binary, no script and no inline style (the
-//! default CSP holds).
+//! default CSP holds). Answers are `Cache-Control: no-store`.
 
 mod access;
 mod audit;
