@@ -638,3 +638,41 @@ async fn every_page_keeps_the_markup_rules() {
         has(form, r#"aria-describedby="field-status-error""#);
     }
 }
+
+#[tokio::test]
+async fn another_prefix_and_title() {
+    for backend in BACKENDS {
+        let admin = Admin::new()
+            .prefix("/staff")
+            .title("Back office")
+            .model::<Post>();
+        let Some(s) = site_with(backend, admin).await else {
+            continue;
+        };
+        let root = s.staff("root", true).await;
+        let dash = s.get(Some(&root), "/staff/").await;
+        assert_eq!(dash.status(), 200, "{backend:?}: {}", dash.text());
+        let html = dash.text();
+        has(&html, "<title>Back office</title>");
+        has(&html, r#"<a href="/staff/posts/">"#);
+        has(&html, r#"href="/staff/static/admin."#);
+        has(&html, r#"action="/auth/logout?next=%2Fstaff%2Flogin""#);
+        assert_eq!(s.get(Some(&root), "/admin/").await.status(), 404);
+        let away = s.get(None, "/staff/posts/").await;
+        assert_eq!(away.status(), 303);
+        assert_eq!(location(&away), "/staff/login?next=%2Fstaff%2Fposts%2F");
+        let added = s
+            .post(
+                &root,
+                "/staff/posts/add",
+                &[("title", "t"), ("status", "draft"), ("secret", "s")],
+            )
+            .await;
+        assert_eq!(added.status(), 303, "{}", added.text());
+        assert!(
+            location(&added).starts_with("/staff/posts/"),
+            "{}",
+            location(&added)
+        );
+    }
+}
