@@ -676,3 +676,37 @@ async fn another_prefix_and_title() {
         );
     }
 }
+
+#[tokio::test]
+async fn per_page_setting_and_its_bounds() {
+    for backend in BACKENDS {
+        let Some(s) =
+            support::site_configured(backend, support::admin(), &[("ADMIN_PER_PAGE", "2")]).await
+        else {
+            continue;
+        };
+        let root = s.staff("root", true).await;
+        for i in 0..3 {
+            s.post_row(&format!("row {i}"), "draft", "s").await;
+        }
+        let html = list(&s, &root, "").await;
+        has(&html, "Page 1 of 2");
+        // The URL's `per_page` still wins.
+        has(&list(&s, &root, "?per_page=3").await, "Posts: page 1 of 1");
+    }
+    // Out of bounds: the app does not build, and says which setting.
+    for bad in ["0", "501", "many"] {
+        let config =
+            tern::Config::from_settings([("SECRET_KEY", support::SECRET), ("ADMIN_PER_PAGE", bad)])
+                .unwrap();
+        let app = tern_admin::install(
+            tern_auth::install(tern::App::new().settings::<tern_data::Database>("database")),
+            support::admin(),
+        );
+        let err = app
+            .build_with(config)
+            .err()
+            .unwrap_or_else(|| panic!("{bad} accepted"));
+        assert!(err.to_string().contains("ADMIN_PER_PAGE"), "{bad}: {err}");
+    }
+}

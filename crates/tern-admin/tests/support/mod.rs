@@ -89,13 +89,23 @@ pub struct Session {
 /// The app with `admin` installed on a fresh database of `backend`, its
 /// tables made; `None` (skipped) for PostgreSQL without `POSTGRES_URL`.
 pub async fn site_with(backend: Backend, admin: Admin) -> Option<Site> {
+    site_configured(backend, admin, &[]).await
+}
+
+/// [`site_with`] these settings too (`ADMIN_PER_PAGE`, say).
+pub async fn site_configured(
+    backend: Backend,
+    admin: Admin,
+    settings: &[(&str, &str)],
+) -> Option<Site> {
     let url = fresh(backend).await?;
-    let config = Config::from_settings([
+    let mut all = vec![
         ("DATABASE_URL", url.as_str()),
         ("SECRET_KEY", SECRET),
         ("FIELD_ENCRYPTION_KEY", FIELD_KEY),
-    ])
-    .unwrap();
+    ];
+    all.extend_from_slice(settings);
+    let config = Config::from_settings(all).unwrap();
     let app = App::new()
         .settings::<Database>("database")
         .settings::<FieldKeys>("field_encryption");
