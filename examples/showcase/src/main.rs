@@ -470,6 +470,22 @@ mod tests {
             .send()
             .await;
         assert_eq!(admin_notes.status(), 200, "{}", admin_notes.text());
+        // A note added in the admin: the table's rule (1 to 500
+        // characters) is the form's error, then it is saved.
+        let csrf = login.json::<serde_json::Value>()["csrf_token"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        for (text, status) in [("", 422), (&*"x".repeat(501), 422), ("from the admin", 303)] {
+            let added = client
+                .post("/admin/notes/add")
+                .header("accept", BROWSER)
+                .header("cookie", &session)
+                .form(&[("csrf_token", csrf.as_str()), ("text", text)])
+                .send()
+                .await;
+            assert_eq!(added.status(), status, "{text:?}: {}", added.text());
+        }
         let away = client.get("/admin/").header("accept", BROWSER).send().await;
         assert_eq!(away.status(), 303);
         assert_eq!(
