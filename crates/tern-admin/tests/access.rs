@@ -188,8 +188,11 @@ async fn forged_post_without_change_is_403() {
             s.log().await.is_empty(),
             "a refused request was logged as a change"
         );
-        // With no right at all, not even the list.
+        // With no right at all, not even the list; a right on another
+        // table is no right on this one.
         let stranger = s.staff("stranger", false).await;
+        s.grant(&stranger.user, "tern_users", "change").await;
+        s.grant(&stranger.user, "Posts", "change").await;
         assert_eq!(s.get(Some(&stranger), "/admin/posts/").await.status(), 403);
         let res = s
             .post(&stranger, &format!("/admin/posts/{}", post.id), &changed())
