@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::{has, lacks, location, site, site_with, Post, Session, Site, BACKENDS};
+use support::{has, lacks, location, site, site_with, Comment, Post, Session, Site, BACKENDS};
 use tern_admin::Admin;
 
 /// The id at the end of a `303`'s `Location` (`/admin/posts/7?saved=1`).
@@ -708,5 +708,75 @@ async fn per_page_setting_and_its_bounds() {
             .err()
             .unwrap_or_else(|| panic!("{bad} accepted"));
         assert!(err.to_string().contains("ADMIN_PER_PAGE"), "{bad}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn foreign_keys_are_a_select_and_deletes_count_what_goes() {
+    for backend in BACKENDS {
+        let admin = Admin::new()
+            .model_with::<Post>(|m| m.show(|p| p.title.clone()))
+            .model::<Comment>();
+        let Some(s) = site_with(backend, admin).await else {
+            continue;
+        };
+        let root = s.staff("root", true).await;
+        let a = s.post_row("commented", "draft", "s").await;
+        let b = s.post_row("quiet", "draft", "s").await;
+        // The add form offers the posts by name.
+        let add = s.get(Some(&root), "/admin/comments/add").await;
+        assert_eq!(add.status(), 200, "{backend:?}: {}", add.text());
+        let html = add.text();
+        has(&html, r#"<select id="field-post_id" name="post_id""#);
+        has(&html, &format!(r#"<option value="{}">"#, a.id));
+        has(&html, "commented");
+        for body in ["first", "second"] {
+            let res = s
+                .post(
+                    &root,
+                    "/admin/comments/add",
+                    &[("post_id", &a.id.to_string()), ("body", body)],
+                )
+                .await;
+            assert_eq!(res.status(), 303, "{backend:?}: {}", res.text());
+        }
+        // A post that is not there: refused, by the form or the database.
+        let res = s
+            .post(
+                &root,
+                "/admin/comments/add",
+                &[("post_id", "99999"), ("body", "orphan")],
+            )
+            .await;
+        assert!(
+            matches!(res.status().as_u16(), 409 | 422),
+            "{backend:?}: {} {}",
+            res.status(),
+            res.text()
+        );
+        // Deleting the post says what else goes.
+        let ask = s
+            .get(Some(&root), &format!("/admin/posts/{}/delete", a.id))
+            .await;
+        assert_eq!(ask.status(), 200, "{}", ask.text());
+        has(&ask.text(), "2 comments");
+        has(&ask.text(), "<strong>commented</strong>");
+        let quiet = s
+            .get(Some(&root), &format!("/admin/posts/{}/delete", b.id))
+            .await;
+        lacks(&quiet.text(), "comments</li>");
+        let done = s
+            .post(
+                &root,
+                &format!("/admin/posts/{}/delete", a.id),
+                &[("confirm", "yes")],
+            )
+            .await;
+        assert_eq!(done.status(), 303, "{backend:?}: {}", done.text());
+        let left: i64 = tern_data::query("SELECT COUNT(*) FROM comments")
+            .scalar(s.db.pool())
+            .await
+            .unwrap();
+        assert_eq!(left, 0, "{backend:?}: ON DELETE CASCADE");
     }
 }

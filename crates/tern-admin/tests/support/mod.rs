@@ -50,6 +50,18 @@ pub struct Post {
     pub created_at: OffsetDateTime,
 }
 
+/// A model that references [`Post`].
+#[derive(Debug, Clone, Model)]
+#[model(table = "comments", name = "comment", plural = "comments")]
+pub struct Comment {
+    #[model(primary_key)]
+    pub id: i64,
+    #[model(references = "posts", listed)]
+    pub post_id: i64,
+    #[model(searchable, listed)]
+    pub body: String,
+}
+
 impl Post {
     /// A post to insert (`id` and `created_at` are the database's).
     pub fn new(title: &str, status: &str, secret: &str) -> Post {
