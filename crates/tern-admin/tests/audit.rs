@@ -229,3 +229,50 @@ async fn log_has_no_write_route() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_log_shows_only_models_one_may_view() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let root = s.staff("root", true).await;
+        let added = s
+            .post(
+                &root,
+                "/admin/posts/add",
+                &[
+                    ("title", "private-title"),
+                    ("status", "draft"),
+                    ("secret", "s"),
+                ],
+            )
+            .await;
+        assert_eq!(added.status(), 303, "{}", added.text());
+        let id: i64 = tern_data::query("SELECT MAX(id) FROM tern_admin_log")
+            .scalar(s.db.pool())
+            .await
+            .unwrap();
+        let entry = format!("/admin/log/{id}");
+        // Staff with no right on posts: neither the entry nor its row.
+        let stranger = s.staff("stranger", false).await;
+        for path in ["/admin/log/", "/admin/log/?model=posts", "/admin/"] {
+            let res = s.get(Some(&stranger), path).await;
+            assert_eq!(res.status(), 200, "{backend:?} {path}: {}", res.text());
+            lacks(&res.text(), &entry);
+            lacks(&res.text(), "/admin/posts/");
+        }
+        let one = s.get(Some(&stranger), &entry).await;
+        assert!(
+            matches!(one.status().as_u16(), 403 | 404),
+            "{backend:?}: {} {}",
+            one.status(),
+            one.text()
+        );
+        // A viewer of posts sees it.
+        let viewer = s.staff("viewer", false).await;
+        s.grant(&viewer.user, "posts", "view").await;
+        has(&s.get(Some(&viewer), "/admin/log/").await.text(), &entry);
+        assert_eq!(s.get(Some(&viewer), &entry).await.status(), 200);
+    }
+}
