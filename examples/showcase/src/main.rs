@@ -184,7 +184,10 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
 /// The admin: the notes. Their author and time are set by `POST /notes`
 /// from the session and the clock, so the admin shows them read-only.
 fn admin() -> tern_admin::Admin {
-    tern_admin::Admin::new().model_with::<notes::Note>(|m| m.read_only(&["author", "created_at"]))
+    tern_admin::Admin::new().model_with::<notes::Note>(|m| {
+        m.read_only(&["author", "created_at"])
+            .before_save(notes::stamp)
+    })
 }
 
 #[cfg(feature = "redis")]
@@ -486,6 +489,16 @@ mod tests {
                 .await;
             assert_eq!(added.status(), status, "{text:?}: {}", added.text());
         }
+        // Stamped as a note of the notes page: its author and its time.
+        let db = tern_data::Database::from_url(&url).unwrap();
+        let (author, at): (String, i64) =
+            tern_data::query("SELECT author, created_at FROM notes WHERE text = $1")
+                .bind("from the admin")
+                .fetch_one(db.pool())
+                .await
+                .unwrap();
+        assert_eq!(author, "admin");
+        assert!(at > 1_700_000_000, "{at}");
         let away = client.get("/admin/").header("accept", BROWSER).send().await;
         assert_eq!(away.status(), 303);
         assert_eq!(

@@ -26,6 +26,22 @@ pub(crate) struct Note {
     created_at: i64,
 }
 
+/// Unix seconds.
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// A note made in the admin gets its author and time as one made on the
+/// notes page (the admin shows both read-only).
+pub(crate) fn stamp(note: &mut Note, user: &tern_auth::User, created: bool) {
+    if created {
+        note.author = user.username.clone();
+        note.created_at = now();
+    }
+}
+
 /// The longest note, in characters (the table checks it too).
 const MAX_NOTE: usize = 500;
 
@@ -217,14 +233,11 @@ pub(crate) async fn create(
             .with_detail(format!("a note has 1 to {MAX_NOTE} characters"))
             .into_response());
     }
-    let created_at = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
     Note {
         id: 0,
         text: text.to_owned(),
         author: session.user.username,
-        created_at,
+        created_at: now(),
     }
     .insert(&pool)
     .await
