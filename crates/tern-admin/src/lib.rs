@@ -318,8 +318,10 @@ impl Admin {
     /// Registers `M`, with what `f` changes of its declaration.
     ///
     /// # Panics
-    /// When a column named to the builder is not one of `M`'s, or a model
-    /// of the same table is registered already.
+    /// When a column named to the builder is not one of `M`'s, a model
+    /// of the same table is registered already, or the table is one of
+    /// Tern's own (`tern_*`, `_tern_*`: accounts, sessions, tokens, the
+    /// admin's permissions and log).
     pub fn model_with<M: Fields + 'static>(
         mut self,
         f: impl FnOnce(ModelAdmin<M>) -> ModelAdmin<M>,
@@ -328,6 +330,14 @@ impl Admin {
         assert!(
             !["log", "login", "static"].contains(&M::TABLE),
             "the admin's pages use `/{}/`: a model of that table cannot be registered",
+            M::TABLE
+        );
+        // Tern's own tables (accounts, sessions, tokens, the admin's
+        // permissions and log) are not edited as plain rows: a `change`
+        // right on one would be every right.
+        assert!(
+            !M::TABLE.starts_with("tern_") && !M::TABLE.starts_with("_tern_"),
+            "`{}` is one of Tern's own tables: it cannot be registered as a model with the admin",
             M::TABLE
         );
         assert!(

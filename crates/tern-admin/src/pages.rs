@@ -37,6 +37,8 @@ use crate::{
 
 /// The most rows a bulk confirmation names.
 const MAX_NAMED: usize = 100;
+/// The most rows one bulk action takes (a list's largest page).
+const MAX_SELECTED: usize = 500;
 
 /// The admin's routes, each model's as literal paths.
 pub(crate) fn routes<S: Clone + Send + Sync + 'static>(
@@ -665,13 +667,24 @@ async fn bulk(i: usize, u: AdminUser, tx: Tx, req: Request) -> Response {
     if action != "delete" && !meta.actions.iter().any(|(n, _)| *n == action) {
         return u.page_error(StatusCode::BAD_REQUEST, "Choose an action.");
     }
-    let keys: Vec<String> = form
-        .all("_selected")
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
+    // Each key once, as the key parser reads it (` 5` is `5`), and at
+    // most a page's worth: the confirmation, the counts and the writes
+    // stay bounded, and a row is never deleted or changed twice.
+    let mut keys: Vec<String> = Vec::new();
+    for key in form.all("_selected") {
+        let key = key.trim();
+        if !keys.iter().any(|k| k == key) {
+            keys.push(key.to_owned());
+        }
+    }
     if keys.is_empty() {
         return u.page_error(StatusCode::BAD_REQUEST, "Select at least one row.");
+    }
+    if keys.len() > MAX_SELECTED {
+        return u.page_error(
+            StatusCode::BAD_REQUEST,
+            &format!("Select at most {MAX_SELECTED} rows at once."),
+        );
     }
     if let Some(bad) = keys.iter().find(|k| !m.parses(k)) {
         let shown: String = bad.chars().take(40).collect();

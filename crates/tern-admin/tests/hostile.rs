@@ -288,6 +288,31 @@ async fn forged_ids() {
             );
         }
         assert_eq!(s.posts().await, 1);
+        // More keys than a page holds: refused, nothing read or written.
+        let many: Vec<String> = (1..=501).map(|n| n.to_string()).collect();
+        let mut pairs = vec![("action", "delete"), ("confirm", "yes")];
+        pairs.extend(many.iter().map(|k| ("_selected", k.as_str())));
+        let res = s.post(&root, "/admin/posts/", &pairs).await;
+        assert_eq!(res.status(), 400, "{backend:?}: {}", res.text());
+        assert!(res.text().contains("at most 500"), "{}", res.text());
+        assert_eq!(s.posts().await, 1);
+        // The same key three times (one with spaces): one row, deleted once.
+        let spaced = format!(" {key} ");
+        let res = s
+            .post(
+                &root,
+                "/admin/posts/",
+                &[
+                    ("action", "delete"),
+                    ("confirm", "yes"),
+                    ("_selected", &key),
+                    ("_selected", &key),
+                    ("_selected", &spaced),
+                ],
+            )
+            .await;
+        assert_eq!(res.status(), 303, "{backend:?}: {}", res.text());
+        assert_eq!(s.posts().await, 0);
     }
 }
 
@@ -380,4 +405,22 @@ async fn hostile_text_is_escaped() {
         assert_eq!(bad.status(), 400);
         lacks(&bad.text(), "<script");
     }
+}
+
+/// Tern's own tables as a model: rows whose `change` right would be every
+/// right (`is_superuser`, permission rows).
+#[allow(dead_code)]
+#[derive(Debug, Clone, tern_data::Model)]
+#[model(table = "tern_users")]
+struct OwnUsers {
+    #[model(primary_key)]
+    id: i64,
+    username: String,
+    is_superuser: bool,
+}
+
+#[test]
+#[should_panic(expected = "one of Tern's own tables")]
+fn terns_own_tables_cannot_be_registered() {
+    let _ = tern_admin::Admin::new().model::<OwnUsers>();
 }
