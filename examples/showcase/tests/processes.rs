@@ -5,7 +5,8 @@
 //! PostgreSQL and one Redis (sessions in the database, then with
 //! `AUTH_STORE=redis` in Redis), a login on one is a login on the other,
 //! logout on one ends it on both, and the login throttle and the rate
-//! limit count across both. Needs the `redis` feature, `REDIS_URL`,
+//! limit count across both; a note edited in the admin of one is seen,
+//! and in the log, on the other. Needs the `redis` feature, `REDIS_URL`,
 //! `POSTGRES_URL` and nginx, as `.ci/run` runs it:
 //! `cargo test -p showcase --features redis --test processes`.
 #![cfg(feature = "redis")]
@@ -359,4 +360,134 @@ fn share_state(redis: &str, store: &[(&str, &str)]) -> bool {
         "{status}: {head}"
     );
     true
+}
+
+/// The admin on two processes on one PostgreSQL, as staff use it: logged
+/// in through nginx with the admin's login form, a note added and then
+/// edited through process A's admin (addressed directly) has its new text
+/// on process B's edit page and through the proxy (which alternates), and
+/// both changes are in B's log, the edit with its text before and after.
+#[test]
+fn admin_edit_on_one_process_is_seen_on_the_other() {
+    // .ci/run sets it.
+    let Some(database) = fresh_postgres() else {
+        return;
+    };
+    let password = "the admin on two processes";
+    let shared = [
+        ("DATABASE_URL", database.as_str()),
+        (
+            "SECRET_KEY",
+            "a-shared-secret-key-for-both-showcase-processes",
+        ),
+        // The `admin` superuser, made at start in development.
+        ("SHOWCASE_ADMIN_PASSWORD", password),
+    ];
+    let a = Showcase::start(&shared);
+    let b = Showcase::start(&shared);
+    let Some(proxy) = Nginx::start(&[a.port, b.port]) else {
+        tern::test::skip("nginx is not installed (.ci/run installs it)");
+        return;
+    };
+    let html = ("Accept", "text/html");
+    let form = ("Content-Type", "application/x-www-form-urlencoded");
+
+    // The login page's form, through the proxy: back to the dashboard
+    // with a session cookie.
+    let (status, _, page) = exchange(proxy.port, "GET", "/admin/", &[html], "");
+    assert_eq!(status, 303, "{page}");
+    let body = format!("username=admin&password={}", support::form_encode(password));
+    let (status, head, page) = exchange(
+        proxy.port,
+        "POST",
+        "/auth/login?next=%2Fadmin%2F",
+        &[html, form],
+        &body,
+    );
+    assert_eq!(status, 303, "{head}\n{page}");
+    assert_eq!(header(&head, "location"), Some("/admin/"), "{head}");
+    let cookie = header(&head, "set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let cookie = ("Cookie", cookie.as_str());
+    // The session's CSRF token, from the dashboard's logout form.
+    let (status, _, page) = exchange(proxy.port, "GET", "/admin/", &[html, cookie], "");
+    assert_eq!(status, 200, "{page}");
+    let token = page
+        .split(r#"name="csrf_token" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_owned();
+
+    // Added, then edited, on A.
+    let post = |port: u16, path: &str, text: &str| {
+        let body = format!("csrf_token={token}&text={}", support::form_encode(text));
+        exchange(port, "POST", path, &[html, form, cookie], &body)
+    };
+    let (status, head, page) = post(a.port, "/admin/notes/add", "written on A");
+    assert_eq!(status, 303, "{head}\n{page}");
+    let location = header(&head, "location").unwrap().to_owned();
+    let id: i64 = location
+        .strip_prefix("/admin/notes/")
+        .and_then(|rest| rest.strip_suffix("?saved=1"))
+        .and_then(|id| id.parse().ok())
+        .unwrap_or_else(|| panic!("the add went to {location}"));
+    let note = format!("/admin/notes/{id}");
+    let (status, head, page) = post(a.port, &note, "edited on A, read on B");
+    assert_eq!(status, 303, "{head}\n{page}");
+    assert_eq!(header(&head, "location"), Some(&*format!("{note}?saved=1")));
+
+    // B's edit page, and the proxy's (both processes in turn), has the
+    // new text.
+    for port in [b.port, proxy.port, proxy.port] {
+        let (status, _, page) = exchange(port, "GET", &note, &[html, cookie], "");
+        assert_eq!(status, 200, "port {port}: {page}");
+        assert!(
+            page.contains(r#"value="edited on A, read on B""#),
+            "port {port}: {page}"
+        );
+        assert!(!page.contains("written on A"), "port {port}: {page}");
+    }
+
+    // B's log: the add and the change of the note, by admin, the latest
+    // first; the change's entry has the text before and after.
+    let (status, _, log) = exchange(b.port, "GET", "/admin/log/", &[html, cookie], "");
+    assert_eq!(status, 200, "{log}");
+    let rows: Vec<&str> = log
+        .split("<tr>")
+        .filter(|row| row.contains(&format!(r#"href="{note}""#)))
+        .collect();
+    assert_eq!(rows.len(), 2, "{log}");
+    assert!(
+        rows[0].contains("<td>admin</td>") && rows[0].contains(">change</a>"),
+        "{}",
+        rows[0]
+    );
+    assert!(
+        rows[1].contains("<td>admin</td>") && rows[1].contains(">add</a>"),
+        "{}",
+        rows[1]
+    );
+    let entry = rows[0]
+        .split(r#"<a href="/admin/log/"#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap();
+    let (status, _, page) = exchange(
+        b.port,
+        "GET",
+        &format!("/admin/log/{entry}"),
+        &[html, cookie],
+        "",
+    );
+    assert_eq!(status, 200, "{page}");
+    let changes = page.split(r#"<table class="changes">"#).nth(1).unwrap();
+    assert!(
+        changes.contains("written on A") && changes.contains("edited on A, read on B"),
+        "{page}"
+    );
 }
