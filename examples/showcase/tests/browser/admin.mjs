@@ -1,15 +1,16 @@
 // The admin at /admin/ in a real browser, as staff use it, with no
 // script of the admin's own (it has none):
-// - as `admin` (a superuser): the login page, with the keyboard (the
-//   skip link is the first stop); the dashboard; a note added with an
+// - as `admin` (a superuser): the login page (a wrong password first),
+//   with the keyboard (the skip link is the first stop); the dashboard; a note added with an
 //   empty text is a 422 whose error summary has the focus and whose link
 //   moves it to the field (screenshot target/screenshots/
 //   admin-form-errors.png); fixed and saved, edited, found by a search,
-//   sorted both ways (aria-sort), filtered when the list has a filter,
+//   sorted both ways (aria-sort), filtered when the list has a filter
 //   (screenshot target/screenshots/admin-list.png), deleted in bulk
 //   through the confirmation page; each change has its entry in the log;
-//   a POST without csrf_token to any admin form is 403 and changes
-//   nothing; logout;
+//   a missing row (404), a bad list parameter (400) and a page past the
+//   end are pages too; a POST without csrf_token to any admin form is
+//   403 and changes nothing; logout;
 // - a staff user with `view` on the notes only (made and granted on the
 //   admin's users and permissions pages, when the admin has them): no
 //   checkbox, no Add link, no edit form, and a forged POST with a valid
@@ -344,8 +345,15 @@ try {
   const search = await page.request.get(`${admin}/notes/?q=${encodeURIComponent(run + " no token")}`);
   if (!/<p>0 rows<\/p>/.test(await search.text())) fail("a POST without a token added a note");
 
-  // A row that is not there: the admin's 404 page.
+  // A row that is not there: the admin's 404 page. A column that cannot
+  // be sorted: a 400 page saying so. A page past the end: empty, with a
+  // link to the last.
   await open(page, "a missing note", "/notes/999999999", 404);
+  await open(page, "the list with a bad parameter", "/notes/?order=nope", 400);
+  if (!(await page.textContent("main")).includes("`order`")) fail("the 400 page does not name the parameter");
+  await open(page, "the list past its last page", "/notes/?page=999999");
+  if ((await listed(page)).length !== 0) fail("a page past the end lists rows");
+  await go(page, "the list's last page", 200, () => page.click("main a:text-is('Go to the last page')"));
 
   // ---- A staff user who may only view the notes.
   await viewOnly(page, id, edited);
@@ -386,11 +394,20 @@ async function viewOnly(page, id, text) {
   await page.uncheck("main [name=is_superuser]");
   await page.check("main [name=is_active]");
   await go(page, "a user's page after saving", 200, () => page.click("main .actions button:text-is('Save')"));
+  if (!/\/admin\/tern_users\/\d+\?saved=1$/.test(page.url())) fail("saving the user went to " + page.url());
   await open(page, "the add permission form", "/tern_admin_permissions/add");
-  await page.selectOption("main select[name=user_id]", { label: viewer });
+  // The user's option: the one labelled with the name (alone, or with
+  // more words).
+  const option = await page.$$eval("main select[name=user_id] option", (os, v) => {
+    const o = os.find((o) => o.textContent.trim() === v) || os.find((o) => o.textContent.includes(v));
+    return o ? o.value : null;
+  }, viewer);
+  if (!option) fail("the permission form offers no " + viewer);
+  await page.selectOption("main select[name=user_id]", option);
   await page.selectOption("main select[name=model]", "notes");
   await page.selectOption("main select[name=action]", "view");
   await go(page, "a permission's page after saving", 200, () => page.click("main .actions button:text-is('Save')"));
+  if (!/\/admin\/tern_admin_permissions\/\d+\?saved=1$/.test(page.url())) fail("saving the permission went to " + page.url());
 
   const context = await browser.newContext();
   const as = await watched(context);
