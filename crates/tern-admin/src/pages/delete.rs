@@ -1,0 +1,114 @@
+//! A row's delete, after a confirmation.
+
+use super::*;
+
+/// The delete confirmation of `record` (with the error of a delete that
+/// failed).
+pub(super) async fn confirm_delete(
+    u: &AdminUser,
+    guard: &mut tern_data::TxGuard<'_>,
+    meta: &ModelMeta,
+    record: &Record,
+    error: String,
+) -> Result<ConfirmDeletePage, DataError> {
+    let mut related = Vec::new();
+    for (plural, sql) in &meta.referenced_by {
+        let n = count_refs(guard, meta, sql, &record.key).await?;
+        if n > 0 {
+            related.push(format!("{n} {plural}"));
+        }
+    }
+    let href = row_href(&u.state, meta, &record.key);
+    Ok(ConfirmDeletePage {
+        chrome: chrome(
+            &u.state,
+            Some(&u.session),
+            &format!("Delete {}", record.label),
+            Some(meta),
+            vec![
+                Link {
+                    label: record.label.clone(),
+                    href: href.clone(),
+                },
+                Link {
+                    label: "Delete".to_owned(),
+                    href: format!("{href}/delete"),
+                },
+            ],
+        ),
+        action: format!("{href}/delete"),
+        label: record.label.clone(),
+        related,
+        cancel_href: href,
+        error,
+    })
+}
+
+/// `GET {prefix}/{model}/{key}/delete`.
+pub(super) async fn delete_form(i: usize, u: AdminUser, tx: Tx, key: String) -> Response {
+    let m = u.model(i);
+    let meta = m.meta();
+    if let Err(d) = u.require(meta.table, Action::Delete) {
+        return d.into_response();
+    }
+    let mut guard = tx.lock().await;
+    let record = match m.get(Conn::from(&mut guard), &key).await {
+        Ok(r) => r,
+        Err(e) => return u.data_error(&e),
+    };
+    match confirm_delete(&u, &mut guard, meta, &record, String::new()).await {
+        Ok(page) => render(StatusCode::OK, page),
+        Err(e) => u.data_error(&e),
+    }
+}
+
+/// `POST {prefix}/{model}/{key}/delete` with `confirm=yes`.
+pub(super) async fn delete_save(
+    i: usize,
+    u: AdminUser,
+    tx: Tx,
+    key: String,
+    req: Request,
+) -> Response {
+    let m = u.model(i);
+    let meta = m.meta();
+    if let Err(d) = u.require(meta.table, Action::Delete) {
+        return d.into_response();
+    }
+    let form = match form_of(req).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    if form.get("confirm") != Some("yes") {
+        return u.page_error(StatusCode::BAD_REQUEST, "Confirm the delete (confirm=yes).");
+    }
+    let mut guard = tx.lock().await;
+    let gone = match m.delete(Conn::from(&mut guard), &key).await {
+        Ok(r) => r,
+        Err(e) if e.status() == StatusCode::CONFLICT => {
+            let Ok(record) = m.get(Conn::from(&mut guard), &key).await else {
+                return u.data_error(&e);
+            };
+            let message = "Other rows reference this one, and the database's foreign keys keep it."
+                .to_owned();
+            return match confirm_delete(&u, &mut guard, meta, &record, message).await {
+                Ok(page) => render(StatusCode::CONFLICT, page),
+                Err(_) => u.data_error(&e),
+            };
+        }
+        Err(e) => return u.data_error(&e),
+    };
+    if let Err(e) = audit::record(
+        Conn::from(&mut guard),
+        u.user(),
+        meta,
+        "delete",
+        Some(&gone),
+        None,
+    )
+    .await
+    {
+        return u.data_error(&e);
+    }
+    see_other(&format!("{}?deleted=1", list_href(&u.state, meta)))
+}

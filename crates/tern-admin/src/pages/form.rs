@@ -1,0 +1,454 @@
+//! The add and edit forms, and their saves.
+
+use super::*;
+
+/// The rows a foreign key may name, per column: `(key, label)`s of the
+/// referenced model's rows, for each column that references a
+/// registered model the user may view with at most `ADMIN_FK_SELECT_MAX`
+/// rows (a larger table is a plain input).
+pub(super) type FkOptions = Vec<(&'static str, Vec<(String, String)>)>;
+
+pub(super) async fn fk_options(
+    u: &AdminUser,
+    guard: &mut tern_data::TxGuard<'_>,
+    meta: &ModelMeta,
+    max: u32,
+) -> Result<FkOptions, DataError> {
+    let mut out = Vec::new();
+    for f in meta.fields.iter().filter(|f| !f.read_only) {
+        let Some(target) = f.column.references else {
+            continue;
+        };
+        let Some(t) = u.state.models.iter().find(|m| m.meta().table == target) else {
+            continue;
+        };
+        if !u.perms.allows(target, Action::View) {
+            continue;
+        }
+        let count: i64 = query(t.meta().count_sql)
+            .scalar(Conn::from(&mut *guard))
+            .await?;
+        let Ok(count) = u32::try_from(count) else {
+            continue;
+        };
+        if count > max.min(List::MAX_PER_PAGE) {
+            continue;
+        }
+        let list = List {
+            slice: Slice::Page {
+                page: 1,
+                per_page: count.max(1),
+            },
+            ..List::default()
+        };
+        let (rows, _) = t.list(Conn::from(&mut *guard), &list).await?;
+        out.push((
+            f.column.name,
+            rows.into_iter().map(|r| (r.key, r.label)).collect(),
+        ));
+    }
+    Ok(out)
+}
+
+/// A field's control, its value from the row (`value`) or the submitted
+/// form (`given`, on a re-render), and its error.
+pub(super) fn field_view(
+    f: &Field,
+    value: Option<&FieldValue>,
+    given: Option<&FormInput>,
+    error: Option<&str>,
+    creating: bool,
+    fk: Option<&[(String, String)]>,
+) -> FieldView {
+    let c = &f.column;
+    let kept = f.kept(creating);
+    let input = if kept {
+        "readonly"
+    } else if fk.is_some() {
+        "select"
+    } else if c.kind == Kind::Bool {
+        "checkbox"
+    } else if !c.choices.is_empty() {
+        "select"
+    } else if c.kind == Kind::Integer || c.kind == Kind::Real {
+        "number"
+    } else if c.kind == Kind::DateTime {
+        "datetime-local"
+    } else if c.encrypted {
+        "text"
+    } else {
+        match f.widget {
+            Widget::TextArea => "textarea",
+            Widget::Email => "email",
+            Widget::Url => "url",
+            Widget::Password => "password",
+            _ => "text",
+        }
+    };
+    let from_row = value.map(|v| text_of(v, !kept)).unwrap_or_default();
+    let (text, checked) = match given {
+        Some(form) if !kept => (
+            form.get(c.name).unwrap_or_default().to_owned(),
+            form.get(c.name).is_some(),
+        ),
+        _ => (from_row, matches!(value, Some(FieldValue::Bool(true)))),
+    };
+    let mut options = Vec::new();
+    if input == "select" {
+        if c.nullable || text.is_empty() {
+            options.push(Choice {
+                value: String::new(),
+                label: "(none)".to_owned(),
+                selected: text.is_empty(),
+            });
+        }
+        for choice in c.choices {
+            options.push(Choice {
+                value: (*choice).to_owned(),
+                label: (*choice).to_owned(),
+                selected: text == *choice,
+            });
+        }
+        for (key, label) in fk.unwrap_or_default() {
+            options.push(Choice {
+                value: key.clone(),
+                label: format!("{label} ({key})"),
+                selected: text == *key,
+            });
+        }
+    }
+    FieldView {
+        id: format!("field-{}", c.name),
+        name: c.name.to_owned(),
+        label: c.label.to_owned(),
+        input: input.to_owned(),
+        value: if input == "password" {
+            String::new()
+        } else {
+            text
+        },
+        checked,
+        required: !kept && !c.nullable && !c.has_default && c.kind != Kind::Bool,
+        maxlength: c.max_length.map(|n| n.to_string()).unwrap_or_default(),
+        step: match c.kind {
+            Kind::Integer if !kept => "1".to_owned(),
+            Kind::Real | Kind::DateTime if !kept => "any".to_owned(),
+            _ => String::new(),
+        },
+        autocomplete_off: c.encrypted,
+        options,
+        error: error.unwrap_or_default().to_owned(),
+    }
+}
+
+/// The form page of `meta`: `record` for an edit, `given` and `errors`
+/// for a re-render.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn form_page(
+    u: &AdminUser,
+    meta: &ModelMeta,
+    record: Option<&Record>,
+    given: Option<&FormInput>,
+    errors: &[(&'static str, String)],
+    read_only: bool,
+    notice: &str,
+    fk: &FkOptions,
+) -> FormPage {
+    let state = &u.state;
+    let creating = record.is_none();
+    let fields: Vec<FieldView> = meta
+        .fields
+        .iter()
+        .enumerate()
+        // The add page shows only what the form sets.
+        .filter(|(_, f)| !(creating && f.kept(true)))
+        .map(|(i, f)| {
+            let error = errors
+                .iter()
+                .find(|(n, _)| *n == f.column.name)
+                .map(|(_, m)| m.as_str());
+            let options = fk
+                .iter()
+                .find(|(name, _)| *name == f.column.name)
+                .map(|(_, o)| o.as_slice());
+            let mut view = field_view(
+                f,
+                record.and_then(|r| r.values.get(i)),
+                given,
+                error,
+                creating,
+                options,
+            );
+            if read_only {
+                view.input = "readonly".to_owned();
+                view.value = record
+                    .and_then(|r| r.values.get(i))
+                    .map(|v| text_of(v, false))
+                    .unwrap_or_default();
+            }
+            view
+        })
+        .collect();
+    let links = errors
+        .iter()
+        .map(|(name, message)| {
+            let shown = fields
+                .iter()
+                .any(|f| f.name == *name && f.input != "readonly");
+            Link {
+                label: match meta.fields.iter().find(|f| f.column.name == *name) {
+                    Some(f) if !message.contains(f.column.label) && !message.contains(name) => {
+                        format!("{}: {message}", f.column.label)
+                    }
+                    _ => message.clone(),
+                },
+                href: if shown {
+                    format!("#field-{name}")
+                } else {
+                    String::new()
+                },
+            }
+        })
+        .collect::<Vec<_>>();
+    let (title, action, crumb) = match record {
+        Some(r) => (
+            r.label.clone(),
+            row_href(state, meta, &r.key),
+            r.label.clone(),
+        ),
+        None => (
+            format!("Add {}", meta.name),
+            format!("{}add", list_href(state, meta)),
+            format!("Add {}", meta.name),
+        ),
+    };
+    FormPage {
+        chrome: chrome(
+            state,
+            Some(&u.session),
+            &title,
+            Some(meta),
+            vec![Link {
+                label: crumb,
+                href: action.clone(),
+            }],
+        ),
+        delete_href: match record {
+            Some(r) if u.perms.allows(meta.table, Action::Delete) => {
+                format!("{}/delete", row_href(state, meta, &r.key))
+            }
+            _ => String::new(),
+        },
+        action,
+        read_only,
+        adding: creating,
+        fields,
+        error_heading: error_heading(links.len()),
+        errors: links,
+        history_href: match record {
+            Some(r) => format!(
+                "{}/log/{}",
+                state.prefix,
+                query_string(&[("model", meta.table), ("object", &r.key)])
+            ),
+            None => String::new(),
+        },
+        list_href: list_href(state, meta),
+        notice: notice.to_owned(),
+    }
+}
+
+/// `GET {prefix}/{model}/add`.
+pub(super) async fn add_form(
+    i: usize,
+    u: AdminUser,
+    tx: Tx,
+    Settings(settings): Settings<AdminSettings>,
+) -> Response {
+    let meta = u.model(i).meta();
+    if let Err(d) = u.require(meta.table, Action::Add) {
+        return d.into_response();
+    }
+    let mut guard = tx.lock().await;
+    let fk = match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+        Ok(o) => o,
+        Err(e) => return u.data_error(&e),
+    };
+    render(
+        StatusCode::OK,
+        form_page(&u, meta, None, None, &[], false, "", &fk),
+    )
+}
+
+/// The answer to a write refused: the form again (`422`) for field
+/// errors, else the data error's page.
+pub(super) fn refused(
+    u: &AdminUser,
+    meta: &ModelMeta,
+    record: Option<&Record>,
+    form: &FormInput,
+    fk: &FkOptions,
+    e: Invalid,
+) -> Response {
+    match e {
+        Invalid::Fields(errors) => render(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            form_page(u, meta, record, Some(form), &errors, false, "", fk),
+        ),
+        Invalid::Data(e)
+            if e.status() == StatusCode::UNPROCESSABLE_ENTITY
+                || e.status() == StatusCode::CONFLICT =>
+        {
+            let errors = vec![("", e.to_string())];
+            render(
+                e.status(),
+                form_page(u, meta, record, Some(form), &errors, false, "", fk),
+            )
+        }
+        Invalid::Data(e) => u.data_error(&e),
+    }
+}
+
+/// `POST {prefix}/{model}/add`.
+pub(super) async fn add_save(
+    i: usize,
+    u: AdminUser,
+    tx: Tx,
+    Settings(settings): Settings<AdminSettings>,
+    req: Request,
+) -> Response {
+    let m = u.model(i);
+    let meta = m.meta();
+    if let Err(d) = u.require(meta.table, Action::Add) {
+        return d.into_response();
+    }
+    let form = match form_of(req).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    let mut guard = tx.lock().await;
+    // For a form shown again (a failed statement may end the
+    // transaction on PostgreSQL: read them first).
+    let fk = match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+        Ok(o) => o,
+        Err(e) => return u.data_error(&e),
+    };
+    let added = match m.insert(Conn::from(&mut guard), u.user(), &form).await {
+        Ok(r) => r,
+        Err(e) => return refused(&u, meta, None, &form, &fk, e),
+    };
+    if let Err(e) = audit::record(
+        Conn::from(&mut guard),
+        u.user(),
+        meta,
+        "add",
+        None,
+        Some(&added),
+    )
+    .await
+    {
+        return u.data_error(&e);
+    }
+    if form.get("_next") == Some("add") {
+        return see_other(&format!("{}add?saved=1", list_href(&u.state, meta)));
+    }
+    see_other(&format!("{}?saved=1", row_href(&u.state, meta, &added.key)))
+}
+
+/// `GET {prefix}/{model}/{key}`: the form, or the row as text without
+/// the change permission.
+pub(super) async fn edit_form(
+    i: usize,
+    u: AdminUser,
+    tx: Tx,
+    Settings(settings): Settings<AdminSettings>,
+    key: String,
+    uri: Uri,
+) -> Response {
+    let m = u.model(i);
+    let meta = m.meta();
+    if let Err(d) = u.require(meta.table, Action::View) {
+        return d.into_response();
+    }
+    let mut guard = tx.lock().await;
+    let record = match m.get(Conn::from(&mut guard), &key).await {
+        Ok(r) => r,
+        Err(e) => return u.data_error(&e),
+    };
+    let read_only = !u.perms.allows(meta.table, Action::Change);
+    let fk = if read_only {
+        Vec::new()
+    } else {
+        match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+            Ok(o) => o,
+            Err(e) => return u.data_error(&e),
+        }
+    };
+    let saved = uri
+        .query()
+        .is_some_and(|q| q.split('&').any(|p| p == "saved=1"));
+    render(
+        StatusCode::OK,
+        form_page(
+            &u,
+            meta,
+            Some(&record),
+            None,
+            &[],
+            read_only,
+            if saved { "Saved." } else { "" },
+            &fk,
+        ),
+    )
+}
+
+/// `POST {prefix}/{model}/{key}`.
+pub(super) async fn edit_save(
+    i: usize,
+    u: AdminUser,
+    tx: Tx,
+    Settings(settings): Settings<AdminSettings>,
+    key: String,
+    req: Request,
+) -> Response {
+    let m = u.model(i);
+    let meta = m.meta();
+    if let Err(d) = u.require(meta.table, Action::Change) {
+        return d.into_response();
+    }
+    let form = match form_of(req).await {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    let mut guard = tx.lock().await;
+    // The row as it is and the options, for a form shown again (a failed
+    // statement may end the transaction on PostgreSQL: read them first).
+    let record = match m.get(Conn::from(&mut guard), &key).await {
+        Ok(r) => r,
+        Err(e) => return u.data_error(&e),
+    };
+    let fk = match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+        Ok(o) => o,
+        Err(e) => return u.data_error(&e),
+    };
+    let (before, after) = match m
+        .update(Conn::from(&mut guard), u.user(), &key, &form)
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => return refused(&u, meta, Some(&record), &form, &fk, e),
+    };
+    if let Err(e) = audit::record(
+        Conn::from(&mut guard),
+        u.user(),
+        meta,
+        "change",
+        Some(&before),
+        Some(&after),
+    )
+    .await
+    {
+        return u.data_error(&e);
+    }
+    see_other(&format!("{}?saved=1", row_href(&u.state, meta, &after.key)))
+}
