@@ -13,7 +13,7 @@ use std::{collections::HashSet, sync::Arc};
 
 use http::{header, request::Parts, StatusCode};
 use tern::{IntoResponse, Problem, Response};
-use tern_auth::{Session, User};
+use tern_auth::{Accounts, Passwords, Session, User};
 use tern_core::extract::{FromRequestParts, OptionalFromRequestParts};
 use tern_data::{query, DataError, Database};
 
@@ -67,7 +67,7 @@ pub(crate) struct Perms {
 
 const PERMISSIONS: &str = "SELECT model, action FROM tern_admin_permissions WHERE user_id = $1 \
      UNION SELECT p.model, p.action FROM tern_admin_permissions p \
-     JOIN tern_admin_user_groups g ON g.group_id = p.group_id WHERE g.user_id = $1";
+     JOIN tern_admin_memberships g ON g.group_id = p.group_id WHERE g.user_id = $1";
 
 impl Perms {
     /// Everything.
@@ -97,10 +97,17 @@ impl Perms {
         })
     }
 
-    /// Whether the user may do `action` on `model` (a table).
+    /// Whether the user may do `action` on `model` (a table). Tern's own
+    /// tables (accounts, groups, permissions) are a superuser's alone:
+    /// a right over them is every right (a user who may make a
+    /// superuser or grant a permission has them all), so no permission
+    /// row gives one.
     pub(crate) fn allows(&self, model: &str, action: Action) -> bool {
         if self.superuser {
             return true;
+        }
+        if model.starts_with("tern_") {
+            return false;
         }
         let has = |a: Action| self.granted.contains(&(model.to_owned(), a));
         has(action) || (action == Action::View && has(Action::Change))
@@ -129,6 +136,11 @@ pub(crate) struct AdminUser {
     pub(crate) state: Arc<State>,
     /// Whether the client takes HTML (else errors are problem+json).
     pub(crate) html: bool,
+    /// tern-auth's settings, for the accounts' pages (sessions to end,
+    /// passwords to hash).
+    pub(crate) accounts: Arc<Accounts>,
+    /// The password rules and pepper.
+    pub(crate) passwords: Arc<Passwords>,
 }
 
 impl AdminUser {
@@ -223,11 +235,21 @@ impl<S: Send + Sync> FromRequestParts<S> for AdminUser {
         let perms = Perms::load(&db, &session.user)
             .await
             .map_err(IntoResponse::into_response)?;
+        let tern::settings::Settings(accounts) =
+            tern::settings::Settings::<Accounts>::from_request_parts(parts, state)
+                .await
+                .map_err(IntoResponse::into_response)?;
+        let tern::settings::Settings(passwords) =
+            tern::settings::Settings::<Passwords>::from_request_parts(parts, state)
+                .await
+                .map_err(IntoResponse::into_response)?;
         Ok(AdminUser {
             session,
             perms,
             state: admin,
             html,
+            accounts,
+            passwords,
         })
     }
 }
@@ -248,5 +270,15 @@ mod tests {
         assert!(!perms.allows("posts", Action::Add));
         assert!(!perms.allows("notes", Action::View));
         assert!(Perms::all().allows("anything", Action::Delete));
+        // No row gives a right over Tern's own tables.
+        let perms = Perms {
+            superuser: false,
+            granted: [("tern_users".to_owned(), Action::Change)]
+                .into_iter()
+                .collect(),
+        };
+        assert!(!perms.allows("tern_users", Action::View));
+        assert!(!perms.allows("tern_users", Action::Change));
+        assert!(Perms::all().allows("tern_users", Action::Change));
     }
 }

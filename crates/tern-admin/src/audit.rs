@@ -46,6 +46,31 @@ pub(crate) async fn record(
     Ok(())
 }
 
+/// Writes one entry without values: an event of the row (`password`: a
+/// user's password was set; neither it nor its hash is ever logged).
+pub(crate) async fn record_event(
+    on: Conn<'_>,
+    who: &User,
+    meta: &ModelMeta,
+    action: &str,
+    row: &Record,
+) -> Result<(), DataError> {
+    query(
+        "INSERT INTO tern_admin_log (at, user_id, username, model, object_id, object_label, \
+         action, before, after) VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL)",
+    )
+    .bind(OffsetDateTime::now_utc().unix_timestamp())
+    .bind(who.id)
+    .bind(who.username.as_str())
+    .bind(meta.table)
+    .bind(row.key.as_str())
+    .bind(row.label.as_str())
+    .bind(action)
+    .execute(on)
+    .await?;
+    Ok(())
+}
+
 /// A row as the log keeps it; `was`: the row before, for an encrypted
 /// value's "changed".
 fn json_of(meta: &ModelMeta, row: &Record, was: Option<&Record>) -> Value {
@@ -53,6 +78,20 @@ fn json_of(meta: &ModelMeta, row: &Record, was: Option<&Record>) -> Value {
     for (i, (field, value)) in meta.fields.iter().zip(&row.values).enumerate() {
         let json = match value {
             FieldValue::Null => Value::Null,
+            // A password widget's value is never logged (nor shown).
+            _ if field.widget == tern_data::Widget::Password => {
+                let changed = was
+                    .and_then(|w| w.values.get(i))
+                    .is_some_and(|old| old != value);
+                Value::String(
+                    if changed {
+                        "(hidden, changed)"
+                    } else {
+                        "(hidden)"
+                    }
+                    .to_owned(),
+                )
+            }
             FieldValue::Text(t) => Value::String(t.clone()),
             FieldValue::Bool(b) => Value::Bool(*b),
             FieldValue::Binary(n) => Value::String(format!("({n} bytes)")),

@@ -20,7 +20,7 @@
 //!
 //! let app = App::new().settings::<Database>("database");
 //! let app = tern_auth::install(app);
-//! let app = tern_admin::install(app, Admin::new().model::<Note>());
+//! let app = tern_admin::install(app, Admin::new().model::<Note>().users());
 //! // Migrations: [&tern_auth::MIGRATIONS, &tern_admin::MIGRATIONS, &yours].
 //! ```
 //!
@@ -92,13 +92,18 @@
 //! them or one of their groups: `view`, `add`, `change` or `delete` of a
 //! model's table (`change` implies `view`). The pages show no button,
 //! link or checkbox for what the user may not do, and a user with `view`
-//! alone gets each row as text, without a form. Until the admin has pages
-//! for them, permissions are rows:
+//! alone gets each row as text, without a form.
+//!
+//! [`Admin::users`] adds the pages where a superuser makes accounts
+//! (through tern-auth: the password's rules, argon2), groups, group
+//! memberships and permissions. Only a superuser sees them: a right over
+//! accounts or permissions would be every right, so no permission row
+//! gives one. The rows are plain SQL too, for a script:
 //!
 //! ```sql
 //! INSERT INTO tern_admin_permissions (user_id, model, action) VALUES (7, 'notes', 'view');
 //! INSERT INTO tern_admin_groups (name) VALUES ('editors');
-//! INSERT INTO tern_admin_user_groups (user_id, group_id) VALUES (7, 1);
+//! INSERT INTO tern_admin_memberships (user_id, group_id) VALUES (7, 1);
 //! INSERT INTO tern_admin_permissions (group_id, model, action) VALUES (1, 'notes', 'change');
 //! ```
 //!
@@ -138,6 +143,7 @@
 //! default CSP holds). Answers are `Cache-Control: no-store`.
 
 mod access;
+mod accounts;
 mod audit;
 mod forms;
 mod pages;
@@ -156,9 +162,9 @@ pub use tern_data::Widget;
 use tern_data::{model::Column, Fields, Migrations, Model};
 use tern_site::StaticFiles;
 
-use registry::{leak, meta_of, AdminModel, Registered};
+use registry::{leak, AdminModel, Registered};
 
-/// The admin's tables (`tern_admin_groups`, `tern_admin_user_groups`,
+/// The admin's tables (`tern_admin_groups`, `tern_admin_memberships`,
 /// `tern_admin_permissions`, `tern_admin_log`), recorded in
 /// `_tern_admin_migrations`. List it after `tern_auth::MIGRATIONS`: its
 /// tables reference `tern_users`.
@@ -350,6 +356,37 @@ impl Admin {
     }
 }
 
+impl Admin {
+    /// Registers the accounts: users, groups, group memberships and
+    /// permissions (`/admin/tern_users/`, `/admin/tern_admin_groups/`,
+    /// `/admin/tern_admin_memberships/`, `/admin/tern_admin_permissions/`).
+    /// Only a superuser sees or changes them: no permission row gives a
+    /// right over them, as a user who may make a superuser or grant a
+    /// permission has every right.
+    ///
+    /// A user is made and changed through tern-auth (the password's
+    /// rules, argon2, names unique without regard to case): the form
+    /// takes the password twice, and on an edit both left empty keep it.
+    /// Setting a password, or taking away staff, superuser or active,
+    /// ends that user's sessions; no one can delete their own account or
+    /// take those flags from it.
+    ///
+    /// # Panics
+    /// When called twice.
+    pub fn users(mut self) -> Admin {
+        assert!(
+            self.models.iter().all(|m| m.meta().table != "tern_users"),
+            "Admin::users is called twice"
+        );
+        self.models.extend(accounts::entries());
+        self
+    }
+}
+
+/// A form's problems: each one's column (`""`: the whole form) and
+/// message ([`ModelAdmin::validate`]).
+pub type FieldErrors = Vec<(&'static str, String)>;
+
 /// How one model is shown and edited: see [`Admin::model_with`].
 pub struct ModelAdmin<M: Fields> {
     inner: Registered<M>,
@@ -383,12 +420,7 @@ fn column_index<M: Model>(name: &str) -> usize {
 impl<M: Fields + 'static> ModelAdmin<M> {
     fn new() -> Self {
         ModelAdmin {
-            inner: Registered {
-                meta: meta_of::<M>(),
-                show: None,
-                before_save: None,
-                actions: Vec::new(),
-            },
+            inner: Registered::plain(),
         }
     }
 
@@ -481,6 +513,16 @@ impl<M: Fields + 'static> ModelAdmin<M> {
         self
     }
 
+    /// Checks a row the form describes before it is written, after each
+    /// field has parsed: `Err` holds each problem's column (`""`: the
+    /// whole form) and message, shown as the form's errors (`422`), and
+    /// nothing is written. For rules across fields ("an end after its
+    /// start") that no column's type says.
+    pub fn validate(mut self, f: fn(&M) -> Result<(), FieldErrors>) -> Self {
+        self.inner.validate = Some(f);
+        self
+    }
+
     /// Runs before each insert (`created` true) and update the admin
     /// makes, with the user who makes it: for columns the form does not
     /// set (an author, a creation time).
@@ -524,7 +566,24 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>, admin: Admin) -> A
         }
     }
     for (m, refs) in models.iter_mut().zip(referenced) {
-        m.meta_mut().referenced_by = refs;
+        m.meta_mut().referenced_by.extend(refs);
+    }
+    // A permission names a registered model.
+    let tables: &'static [&'static str] = Box::leak(
+        models
+            .iter()
+            .map(|m| m.meta().table)
+            .collect::<Vec<_>>()
+            .into_boxed_slice(),
+    );
+    for m in &mut models {
+        if m.meta().table == accounts::PERMISSIONS {
+            for f in &mut m.meta_mut().fields {
+                if f.column.name == "model" {
+                    f.column.choices = tables;
+                }
+            }
+        }
     }
     let files = StaticFiles::embedded::<AdminFiles>()
         .mount(&format!("{prefix}/static"))

@@ -19,13 +19,17 @@ use tern_data::{
     Conn, DataError, FieldValue, Fields, Input, Widget,
 };
 
-use crate::forms::FormInput;
+use crate::{access::AdminUser, forms::FormInput};
 
 /// A boxed future borrowing the registry entry and the connection.
 pub(crate) type Fut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A transformation of the selected rows (`ModelAdmin::action`).
 pub(crate) type ActionFn<M> = fn(Vec<M>) -> Result<Vec<M>, String>;
+
+/// A check of a whole row (`ModelAdmin::validate`): each error's column
+/// (empty: the whole form) and message.
+pub(crate) type ValidateFn<M> = fn(&M) -> Result<(), crate::FieldErrors>;
 
 /// A registered model, as the handlers use it.
 pub(crate) trait AdminModel: Send + Sync + 'static {
@@ -48,19 +52,24 @@ pub(crate) trait AdminModel: Send + Sync + 'static {
     fn insert<'a>(
         &'a self,
         on: Conn<'a>,
-        who: &'a User,
+        u: &'a AdminUser,
         form: &'a FormInput,
     ) -> Fut<'a, Result<Record, Invalid>>;
     /// The row changed by the form: before and after.
     fn update<'a>(
         &'a self,
         on: Conn<'a>,
-        who: &'a User,
+        u: &'a AdminUser,
         key: &'a str,
         form: &'a FormInput,
     ) -> Fut<'a, Result<(Record, Record), Invalid>>;
     /// Deletes the row; the row as it was.
-    fn delete<'a>(&'a self, on: Conn<'a>, key: &'a str) -> Fut<'a, Result<Record, DataError>>;
+    fn delete<'a>(
+        &'a self,
+        on: Conn<'a>,
+        u: &'a AdminUser,
+        key: &'a str,
+    ) -> Fut<'a, Result<Record, Invalid>>;
     /// Runs the action `name` over the rows of `keys`: each row before
     /// and after.
     fn act<'a>(
@@ -98,6 +107,9 @@ pub(crate) struct ModelMeta {
     pub(crate) referenced_by: Vec<(&'static str, &'static str)>,
     /// Whether the key is an integer (`{key:i64}` routes; bound as one).
     pub(crate) integer_key: bool,
+    /// Inputs of the form that are no column (a user's new password,
+    /// typed twice): shown after the columns, never listed or logged.
+    pub(crate) extra: Vec<Field>,
 }
 
 /// A column and how the admin treats it.
@@ -155,11 +167,23 @@ pub(crate) struct Registered<M: Fields> {
     pub(crate) meta: ModelMeta,
     pub(crate) show: Option<fn(&M) -> String>,
     pub(crate) before_save: Option<fn(&mut M, &User, bool)>,
+    pub(crate) validate: Option<ValidateFn<M>>,
     pub(crate) actions: Vec<(&'static str, ActionFn<M>)>,
 }
 
 impl<M: Fields + 'static> Registered<M> {
-    fn record(&self, row: &M) -> Record {
+    /// `M` as declared, with no hook or action.
+    pub(crate) fn plain() -> Self {
+        Registered {
+            meta: meta_of::<M>(),
+            show: None,
+            before_save: None,
+            validate: None,
+            actions: Vec::new(),
+        }
+    }
+
+    pub(crate) fn record(&self, row: &M) -> Record {
         let key = row.key_text();
         let values = row.values();
         let label = match self.show {
@@ -187,11 +211,41 @@ impl<M: Fields + 'static> Registered<M> {
         }
         let input = |c: &'static Column| -> Input<'_> {
             match self.meta.fields.iter().find(|f| f.column.name == c.name) {
+                // A password input is never filled in: left empty on an
+                // edit, it keeps the value.
+                Some(f)
+                    if !creating
+                        && f.widget == Widget::Password
+                        && form.get(c.name).is_none_or(str::is_empty) =>
+                {
+                    Input::Keep
+                }
                 Some(f) if !f.kept(creating) => Input::Given(form.get(c.name)),
                 _ => Input::Keep,
             }
         };
-        M::from_form(&input, base).map_err(Invalid::Fields)
+        let row = M::from_form(&input, base).map_err(Invalid::Fields)?;
+        // Choices the admin gives a column beyond the model's own (a
+        // permission's `model`: the registered tables).
+        let outside: Vec<(&'static str, String)> = self
+            .meta
+            .fields
+            .iter()
+            .filter(|f| !f.kept(creating) && !f.column.choices.is_empty())
+            .filter_map(|f| {
+                let given = form.get(f.column.name).unwrap_or_default();
+                let allowed =
+                    (given.is_empty() && f.column.nullable) || f.column.choices.contains(&given);
+                (!allowed).then(|| (f.column.name, "is not one of the choices".to_owned()))
+            })
+            .collect();
+        if !outside.is_empty() {
+            return Err(Invalid::Fields(outside));
+        }
+        if let Some(validate) = self.validate {
+            validate(&row).map_err(Invalid::Fields)?;
+        }
+        Ok(row)
     }
 }
 
@@ -217,7 +271,7 @@ fn as_field_error(meta: &ModelMeta, e: DataError) -> Invalid {
     Invalid::Data(e)
 }
 
-fn not_found() -> DataError {
+pub(crate) fn not_found() -> DataError {
     DataError::Sqlx(tern_data::sqlx::Error::RowNotFound)
 }
 
@@ -266,13 +320,13 @@ impl<M: Fields + 'static> AdminModel for Registered<M> {
     fn insert<'a>(
         &'a self,
         on: Conn<'a>,
-        who: &'a User,
+        u: &'a AdminUser,
         form: &'a FormInput,
     ) -> Fut<'a, Result<Record, Invalid>> {
         Box::pin(async move {
             let mut row = self.read_form(form, None)?;
             if let Some(hook) = self.before_save {
-                hook(&mut row, who, true);
+                hook(&mut row, u.user(), true);
             }
             let stored = row
                 .insert(on)
@@ -285,7 +339,7 @@ impl<M: Fields + 'static> AdminModel for Registered<M> {
     fn update<'a>(
         &'a self,
         mut on: Conn<'a>,
-        who: &'a User,
+        u: &'a AdminUser,
         key: &'a str,
         form: &'a FormInput,
     ) -> Fut<'a, Result<(Record, Record), Invalid>> {
@@ -294,7 +348,7 @@ impl<M: Fields + 'static> AdminModel for Registered<M> {
             let base = M::get(&mut on, key).await?;
             let mut row = self.read_form(form, Some(&base))?;
             if let Some(hook) = self.before_save {
-                hook(&mut row, who, false);
+                hook(&mut row, u.user(), false);
             }
             let stored = row
                 .update(&mut on)
@@ -304,7 +358,12 @@ impl<M: Fields + 'static> AdminModel for Registered<M> {
         })
     }
 
-    fn delete<'a>(&'a self, mut on: Conn<'a>, key: &'a str) -> Fut<'a, Result<Record, DataError>> {
+    fn delete<'a>(
+        &'a self,
+        mut on: Conn<'a>,
+        _u: &'a AdminUser,
+        key: &'a str,
+    ) -> Fut<'a, Result<Record, Invalid>> {
         Box::pin(async move {
             let key = M::parse_key(key).ok_or_else(not_found)?;
             let row = M::get(&mut on, key.clone()).await?;
@@ -393,6 +452,7 @@ pub(crate) fn meta_of<M: Fields>() -> ModelMeta {
         count_sql: leak(format!("SELECT COUNT(*) FROM \"{}\"", M::TABLE)),
         referenced_by: Vec::new(),
         integer_key,
+        extra: Vec::new(),
     }
 }
 

@@ -234,8 +234,9 @@ pub(crate) struct FieldView {
     pub(crate) maxlength: String,
     /// `step` for numbers (`1`, `any`), else empty.
     pub(crate) step: String,
-    /// `autocomplete="off"` (encrypted values).
-    pub(crate) autocomplete_off: bool,
+    /// `autocomplete`: `off` (encrypted values), `new-password`, or
+    /// empty for none.
+    pub(crate) autocomplete: String,
     /// For a select: the options (an empty one first when nullable).
     pub(crate) options: Vec<Choice>,
     /// This field's error, else empty.

@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use rand::RngCore as _;
 use sha2::{Digest, Sha256};
-use tern_data::{with_pool, Pool};
+use tern_data::{with_pool, Conn, Pool};
 
 use crate::{settings::Store, users::now, Accounts, AuthError, User};
 
@@ -210,16 +210,21 @@ pub(crate) async fn delete(pool: &Pool, accounts: &Accounts, token: &str) -> Res
 
 /// Ends every session of the user (after a change to the account, or to
 /// sign them out everywhere).
-pub async fn delete_all(pool: &Pool, accounts: &Accounts, user_id: i64) -> Result<(), AuthError> {
+pub async fn delete_all<'c>(
+    on: impl Into<Conn<'c>>,
+    accounts: &Accounts,
+    user_id: i64,
+) -> Result<(), AuthError> {
     match &accounts.store {
         Store::Database => {
             let sql = "DELETE FROM tern_sessions WHERE user_id = $1";
-            with_pool!(pool, p => {
-                tern_data::sqlx::query(sql).bind(user_id).execute(p).await?.rows_affected()
-            });
+            tern_data::query(sql).bind(user_id).execute(on).await?;
         }
         #[cfg(feature = "redis")]
-        Store::Redis(redis) => redis.delete_all(user_id).await?,
+        Store::Redis(redis) => {
+            let _ = on;
+            redis.delete_all(user_id).await?
+        }
     }
     Ok(())
 }

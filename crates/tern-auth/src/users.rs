@@ -3,7 +3,7 @@
 use std::{net::IpAddr, sync::Arc};
 
 use serde::Serialize;
-use tern_data::{with_pool, Pool};
+use tern_data::{query, with_pool, Conn, Pool};
 
 use crate::{password, throttle, Accounts, AuthError, Passwords};
 
@@ -208,7 +208,11 @@ impl<'a> NewUser<'a> {
     /// Creates the user: `400` for a malformed name or email, `422` for
     /// a password that breaks the rules (checked before hashing), `409`
     /// when the name or the email is taken.
-    pub async fn create(self, pool: &Pool, passwords: &Passwords) -> Result<User, AuthError> {
+    pub async fn create<'c>(
+        self,
+        on: impl Into<Conn<'c>>,
+        passwords: &Passwords,
+    ) -> Result<User, AuthError> {
         let (username, username_key) = normalize(self.username)?;
         let email = self.email.map(normalize_email).transpose()?;
         password::acceptable(self.password)?;
@@ -219,19 +223,17 @@ impl<'a> NewUser<'a> {
                    (username, username_key, email, email_key, password_hash, is_staff, \
                    is_superuser, is_active, created_at) \
                    VALUES ($1, $2, $3, $4, $5, $6, $7, TRUE, $8) RETURNING id";
-        let id: i64 = with_pool!(pool, p => {
-            tern_data::sqlx::query_scalar(sql)
-                .bind(&username)
-                .bind(&username_key)
-                .bind(&email)
-                .bind(&email_key)
-                .bind(&hash)
-                .bind(staff)
-                .bind(self.superuser)
-                .bind(now())
-                .fetch_one(p)
-                .await?
-        });
+        let id: i64 = query(sql)
+            .bind(&username)
+            .bind(&username_key)
+            .bind(email.clone())
+            .bind(email_key)
+            .bind(hash)
+            .bind(staff)
+            .bind(self.superuser)
+            .bind(now())
+            .scalar(on)
+            .await?;
         Ok(User {
             id,
             username,
@@ -244,8 +246,8 @@ impl<'a> NewUser<'a> {
 
 /// Sets a user's password (its rules checked) and ends every session of
 /// the user.
-pub async fn set_password(
-    pool: &Pool,
+pub async fn set_password<'c>(
+    on: impl Into<Conn<'c>>,
     accounts: &Accounts,
     passwords: &Passwords,
     user_id: i64,
@@ -253,15 +255,18 @@ pub async fn set_password(
 ) -> Result<(), AuthError> {
     password::acceptable(password)?;
     let hash = password::hash_with(password, passwords.pepper()).await?;
-    store_hash(pool, user_id, &hash).await?;
-    crate::session::delete_all(pool, accounts, user_id).await
+    let mut on = on.into();
+    store_hash(&mut on, user_id, &hash).await?;
+    crate::session::delete_all(on, accounts, user_id).await
 }
 
-pub(crate) async fn store_hash(pool: &Pool, user_id: i64, hash: &str) -> Result<(), AuthError> {
+pub(crate) async fn store_hash<'c>(
+    on: impl Into<Conn<'c>>,
+    user_id: i64,
+    hash: &str,
+) -> Result<(), AuthError> {
     let sql = "UPDATE tern_users SET password_hash = $1 WHERE id = $2";
-    with_pool!(pool, p => {
-        tern_data::sqlx::query(sql).bind(hash).bind(user_id).execute(p).await?.rows_affected()
-    });
+    query(sql).bind(hash).bind(user_id).execute(on).await?;
     Ok(())
 }
 
@@ -515,7 +520,8 @@ impl<'a> UserChange<'a> {
     }
 
     /// Makes the change: the user as it is now.
-    pub async fn apply(self, pool: &Pool) -> Result<User, AuthError> {
+    pub async fn apply<'c>(self, on: impl Into<Conn<'c>>) -> Result<User, AuthError> {
+        let mut on = on.into();
         let (username, username_key) = self.username.map(normalize).transpose()?.unzip();
         let (email, email_key) = self.email.map(normalize_email).transpose()?.unzip();
         // Superuser implies staff (and wins over `staff(false)` in the
@@ -531,27 +537,23 @@ impl<'a> UserChange<'a> {
                    is_staff = COALESCE($5, is_staff), is_superuser = COALESCE($6, is_superuser), \
                    is_active = COALESCE($7, is_active) \
                    WHERE id = $8 RETURNING id, username, email, is_staff, is_superuser";
-        let row: Option<(i64, String, Option<String>, bool, bool)> = with_pool!(pool, p => {
-            tern_data::sqlx::query_as(sql)
-                .bind(&username)
-                .bind(&username_key)
-                .bind(&email)
-                .bind(&email_key)
-                .bind(staff)
-                .bind(superuser)
-                .bind(self.active)
-                .bind(self.id)
-                .fetch_optional(p)
-                .await?
-        });
+        let row: Option<(i64, String, Option<String>, bool, bool)> = query(sql)
+            .bind(username)
+            .bind(username_key)
+            .bind(email)
+            .bind(email_key)
+            .bind(staff)
+            .bind(superuser)
+            .bind(self.active)
+            .bind(self.id)
+            .fetch_optional(&mut on)
+            .await?;
         let Some((id, username, email, is_staff, is_superuser)) = row else {
             return Err(AuthError::NotFound(format!("there is no user {}", self.id)));
         };
         if self.active == Some(false) {
             let sql = "DELETE FROM tern_sessions WHERE user_id = $1";
-            with_pool!(pool, p => {
-                tern_data::sqlx::query(sql).bind(id).execute(p).await?.rows_affected()
-            });
+            query(sql).bind(id).execute(&mut on).await?;
         }
         Ok(User {
             id,

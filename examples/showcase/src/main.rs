@@ -181,13 +181,16 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
     )
 }
 
-/// The admin: the notes. Their author and time are set by `POST /notes`
-/// from the session and the clock, so the admin shows them read-only.
+/// The admin: the notes and the accounts. A note's author and time are
+/// set by `POST /notes` from the session and the clock, so the admin
+/// shows them read-only (and sets them on a note it adds).
 fn admin() -> tern_admin::Admin {
-    tern_admin::Admin::new().model_with::<notes::Note>(|m| {
-        m.read_only(&["author", "created_at"])
-            .before_save(notes::stamp)
-    })
+    tern_admin::Admin::new()
+        .model_with::<notes::Note>(|m| {
+            m.read_only(&["author", "created_at"])
+                .before_save(notes::stamp)
+        })
+        .users()
 }
 
 #[cfg(feature = "redis")]

@@ -83,20 +83,50 @@ pub(super) async fn delete_save(
         return u.page_error(StatusCode::BAD_REQUEST, "Confirm the delete (confirm=yes).");
     }
     let mut guard = tx.lock().await;
-    let gone = match m.delete(Conn::from(&mut guard), &key).await {
+    // The row first: a failed statement ends the transaction on
+    // PostgreSQL, and the page shown again needs it.
+    let record = match m.get(Conn::from(&mut guard), &key).await {
         Ok(r) => r,
-        Err(e) if e.status() == StatusCode::CONFLICT => {
-            let Ok(record) = m.get(Conn::from(&mut guard), &key).await else {
-                return u.data_error(&e);
-            };
-            let message = "Other rows reference this one, and the database's foreign keys keep it."
-                .to_owned();
-            return match confirm_delete(&u, &mut guard, meta, &record, message).await {
-                Ok(page) => render(StatusCode::CONFLICT, page),
-                Err(_) => u.data_error(&e),
-            };
-        }
         Err(e) => return u.data_error(&e),
+    };
+    let refused = |status: StatusCode, message: String| (status, message);
+    let failed = match m.delete(Conn::from(&mut guard), &u, &key).await {
+        Ok(gone) => Ok(gone),
+        Err(Invalid::Data(e)) if e.status() == StatusCode::CONFLICT => Err(refused(
+            StatusCode::CONFLICT,
+            "Other rows reference this one, and the database's foreign keys keep it.".to_owned(),
+        )),
+        Err(Invalid::Data(e)) => return u.data_error(&e),
+        Err(Invalid::Fields(errors)) => Err(refused(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            errors
+                .into_iter()
+                .map(|(_, m)| m)
+                .collect::<Vec<_>>()
+                .join(" "),
+        )),
+    };
+    let gone = match failed {
+        Ok(gone) => gone,
+        Err((status, message)) => {
+            // The counts cannot be read in a failed transaction: the
+            // page says what was refused, without them.
+            let page = ConfirmDeletePage {
+                chrome: chrome(
+                    &u.state,
+                    Some(&u.session),
+                    &format!("Delete {}", record.label),
+                    Some(meta),
+                    Vec::new(),
+                ),
+                action: format!("{}/delete", row_href(&u.state, meta, &record.key)),
+                label: record.label.clone(),
+                related: Vec::new(),
+                cancel_href: row_href(&u.state, meta, &record.key),
+                error: message,
+            };
+            return render(status, page);
+        }
     };
     if let Err(e) = audit::record(
         Conn::from(&mut guard),

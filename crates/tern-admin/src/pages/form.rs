@@ -74,6 +74,10 @@ pub(super) fn field_view(
         "number"
     } else if c.kind == Kind::DateTime {
         "datetime-local"
+    } else if f.widget == Widget::Password {
+        // Never filled in (an empty one keeps the value), whether the
+        // column is encrypted or not.
+        "password"
     } else if c.encrypted {
         "text"
     } else {
@@ -85,7 +89,7 @@ pub(super) fn field_view(
             _ => "text",
         }
     };
-    let from_row = value.map(|v| text_of(v, !kept)).unwrap_or_default();
+    let from_row = value.map(|v| shown(f, v, !kept)).unwrap_or_default();
     let (text, checked) = match given {
         Some(form) if !kept => (
             form.get(c.name).unwrap_or_default().to_owned(),
@@ -135,7 +139,13 @@ pub(super) fn field_view(
             Kind::Real | Kind::DateTime if !kept => "any".to_owned(),
             _ => String::new(),
         },
-        autocomplete_off: c.encrypted,
+        autocomplete: if input == "password" {
+            "new-password".to_owned()
+        } else if c.encrypted {
+            "off".to_owned()
+        } else {
+            String::new()
+        },
         options,
         error: error.unwrap_or_default().to_owned(),
     }
@@ -156,7 +166,7 @@ pub(super) fn form_page(
 ) -> FormPage {
     let state = &u.state;
     let creating = record.is_none();
-    let fields: Vec<FieldView> = meta
+    let mut fields: Vec<FieldView> = meta
         .fields
         .iter()
         .enumerate()
@@ -183,12 +193,28 @@ pub(super) fn form_page(
                 view.input = "readonly".to_owned();
                 view.value = record
                     .and_then(|r| r.values.get(i))
-                    .map(|v| text_of(v, false))
+                    .map(|v| shown(f, v, false))
                     .unwrap_or_default();
             }
             view
         })
         .collect();
+    if !read_only {
+        // Inputs that are no column (a new password): required on
+        // create, optional on an edit (empty keeps the value).
+        for f in &meta.extra {
+            let error = errors
+                .iter()
+                .find(|(n, _)| *n == f.column.name)
+                .map(|(_, m)| m.as_str());
+            let mut view = field_view(f, None, given, error, creating, None);
+            view.required = creating;
+            if !creating {
+                view.label = format!("New {} (empty: unchanged)", f.column.label.to_lowercase());
+            }
+            fields.push(view);
+        }
+    }
     let links = errors
         .iter()
         .map(|(name, message)| {
@@ -196,7 +222,12 @@ pub(super) fn form_page(
                 .iter()
                 .any(|f| f.name == *name && f.input != "readonly");
             Link {
-                label: match meta.fields.iter().find(|f| f.column.name == *name) {
+                label: match meta
+                    .fields
+                    .iter()
+                    .chain(&meta.extra)
+                    .find(|f| f.column.name == *name)
+                {
                     Some(f) if !message.contains(f.column.label) && !message.contains(name) => {
                         format!("{}: {message}", f.column.label)
                     }
@@ -333,7 +364,7 @@ pub(super) async fn add_save(
         Ok(o) => o,
         Err(e) => return u.data_error(&e),
     };
-    let added = match m.insert(Conn::from(&mut guard), u.user(), &form).await {
+    let added = match m.insert(Conn::from(&mut guard), &u, &form).await {
         Ok(r) => r,
         Err(e) => return refused(&u, meta, None, &form, &fk, e),
     };
@@ -431,10 +462,7 @@ pub(super) async fn edit_save(
         Ok(o) => o,
         Err(e) => return u.data_error(&e),
     };
-    let (before, after) = match m
-        .update(Conn::from(&mut guard), u.user(), &key, &form)
-        .await
-    {
+    let (before, after) = match m.update(Conn::from(&mut guard), &u, &key, &form).await {
         Ok(r) => r,
         Err(e) => return refused(&u, meta, Some(&record), &form, &fk, e),
     };

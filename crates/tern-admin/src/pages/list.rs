@@ -127,7 +127,7 @@ pub(super) fn list_page(
                 .map(|&c| {
                     r.values
                         .get(c)
-                        .map(|v| text_of(v, false))
+                        .map(|v| shown(&meta.fields[c], v, false))
                         .unwrap_or_default()
                 })
                 .collect(),
@@ -346,9 +346,13 @@ pub(super) async fn bulk(i: usize, u: AdminUser, tx: Tx, req: Request) -> Respon
             );
         }
         for key in &keys {
-            let gone = match m.delete(Conn::from(&mut guard), key).await {
+            let gone = match m.delete(Conn::from(&mut guard), &u, key).await {
                 Ok(r) => r,
-                Err(e) => return u.data_error(&e),
+                Err(Invalid::Fields(errors)) => {
+                    let message: Vec<String> = errors.into_iter().map(|(_, m)| m).collect();
+                    return u.page_error(StatusCode::UNPROCESSABLE_ENTITY, &message.join(" "));
+                }
+                Err(Invalid::Data(e)) => return u.data_error(&e),
             };
             if let Err(e) = audit::record(
                 Conn::from(&mut guard),

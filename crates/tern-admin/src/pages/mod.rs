@@ -278,6 +278,15 @@ fn text_of(value: &FieldValue, secret: bool) -> String {
     }
 }
 
+/// A field's value as text: [`text_of`], but a password widget's value
+/// is never shown.
+fn shown(field: &Field, value: &FieldValue, secret: bool) -> String {
+    if field.widget == Widget::Password && !matches!(value, FieldValue::Null) {
+        return "(hidden)".to_owned();
+    }
+    text_of(value, secret)
+}
+
 fn row_href(state: &State, meta: &ModelMeta, key: &str) -> String {
     format!("{}/{}/{}", state.prefix, meta.table, segment(key))
 }

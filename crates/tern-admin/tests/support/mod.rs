@@ -251,7 +251,7 @@ impl Site {
             .scalar(self.db.pool())
             .await
             .unwrap();
-        query("INSERT INTO tern_admin_user_groups (user_id, group_id) VALUES ($1, $2)")
+        query("INSERT INTO tern_admin_memberships (user_id, group_id) VALUES ($1, $2)")
             .bind(user.id)
             .bind(group)
             .execute(self.db.pool())
