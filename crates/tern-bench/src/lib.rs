@@ -12,7 +12,8 @@
 //!
 //! The schema contracts of `tern-contract` (validation, CBOR, COSE) are
 //! measured on their own, in layers 2 and 3 ([`contracts`]); so are the
-//! database workloads ([`data`]), the WebSockets, Tern against the
+//! database workloads ([`data`]), the admin's pages ([`admin`]), the
+//! WebSockets, Tern against the
 //! protocol libraries bare on hyper ([`ws`]), Tern's realtime
 //! channels: held sockets, fan-out, slow consumers ([`realtime`]), and
 //! Tern's website, the showcase's pages beside its `/plaintext`, plain
@@ -21,6 +22,7 @@
 //! Each run writes an [`evidence::Evidence`] JSON file, a terminal summary
 //! and an HTML report ([`report`]).
 
+pub mod admin;
 pub mod callgrind;
 pub mod cli;
 pub mod client;

@@ -211,6 +211,14 @@ fn cpu_times(pid: u32, clk_tck: f64) -> Result<(f64, f64)> {
     Ok((ticks(14) / clk_tck, ticks(15) / clk_tck))
 }
 
+/// CPU seconds (user and system, every thread) that process `pid` has
+/// used so far; `None` when it is gone.
+pub fn cpu_seconds_of(pid: u32) -> Option<f64> {
+    static CLK_TCK: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    let (user, system) = cpu_times(pid, *CLK_TCK.get_or_init(clk_tck)).ok()?;
+    Some(user + system)
+}
+
 /// A clock of this process's own CPU time (user + system, every thread),
 /// for a load generator that runs in process.
 pub struct OwnCpu {

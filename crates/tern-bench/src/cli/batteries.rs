@@ -1,5 +1,6 @@
 //! The batteries measured on their own: schema contracts (`contracts`),
-//! the database workloads (`data`), and the website (`site`).
+//! the database workloads (`data`), the admin (`admin`), and the website
+//! (`site`).
 
 use std::path::PathBuf;
 
@@ -143,6 +144,80 @@ impl DataArgs {
         };
         let report = crate::data::run(&opts)?;
         publish(&out, &report, &crate::data::terminal(&report), false)
+    }
+}
+
+/// `tern-bench admin`'s flags ([`Cmd::Admin`](super::Cmd::Admin)).
+#[derive(Args)]
+pub struct AdminArgs {
+    /// Rounds (every workload once a round, the order rotated).
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
+    /// Seconds per trial.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    /// Warm-up seconds per workload.
+    #[arg(long, default_value_t = 2.0)]
+    pub warmup: f64,
+    /// One round of 1 s, no warm-up: checks the pages (CI).
+    #[arg(long)]
+    pub quick: bool,
+    /// wrk connections.
+    #[arg(long, default_value_t = 16)]
+    pub connections: usize,
+    /// List requests measured under callgrind after the load, to split
+    /// one list request's instructions (0: no callgrind run).
+    #[arg(long, default_value_t = 0)]
+    pub callgrind: usize,
+    /// Where callgrind's output file is kept (`callgrind_annotate` reads
+    /// it).
+    #[arg(long, default_value = "target/bench-admin-list.callgrind")]
+    pub callgrind_out: PathBuf,
+    /// Cores of the server and of wrk.
+    #[command(flatten)]
+    pub cores: WrkCores,
+    /// Where `peer-admin-tern` is (built in bench/peers).
+    #[arg(long, default_value = "bench/peers/target/release")]
+    pub peers: PathBuf,
+    /// Where the figures go (JSON; the summary beside it, `.txt`).
+    #[arg(long, default_value = "target/bench-admin.json")]
+    pub out: PathBuf,
+}
+
+impl AdminArgs {
+    /// Runs `tern-bench admin`.
+    pub(super) fn run(self) -> Result<()> {
+        let AdminArgs {
+            rounds,
+            seconds,
+            warmup,
+            quick,
+            connections,
+            callgrind,
+            callgrind_out,
+            cores:
+                WrkCores {
+                    server_cores,
+                    load_cores,
+                },
+            peers,
+            out,
+        } = self;
+        let (rounds, seconds, warmup_s) = timing(quick, rounds, seconds, warmup);
+        let opts = crate::admin::Options {
+            peers,
+            rounds,
+            seconds,
+            warmup_s,
+            connections,
+            server_cores,
+            load_cores,
+            callgrind_requests: callgrind,
+            callgrind_out,
+            quick,
+        };
+        let report = crate::admin::run(&opts)?;
+        publish(&out, &report, &crate::admin::terminal(&report), true)
     }
 }
 

@@ -17,7 +17,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use serde::Serialize;
 
-pub use batteries::{ContractsArgs, DataArgs, SiteArgs};
+pub use batteries::{AdminArgs, ContractsArgs, DataArgs, SiteArgs};
 pub use instructions::{InprocessArgs, ScalingArgs};
 pub use lab::{CompareArgs, ReportArgs, RunArgs};
 pub use realtime::{RealtimeArgs, WsArgs};
@@ -66,6 +66,15 @@ pub enum Cmd {
     /// made, seeded and dropped by the run; fails on any answer outside
     /// 2xx or any difference between the servers' answers.
     Data(DataArgs),
+    /// Tern's admin on PostgreSQL (`POSTGRES_URL`): `/ping`, a welcome
+    /// page, the login form, the empty creation form, the dashboard, one
+    /// row by key and a list of 200 rows, each as a ratio to `/ping` in
+    /// the same round, logged in for real as a superuser and as a staff
+    /// user with permission rows; statements per page counted, the list
+    /// optionally split under callgrind; the schema made, seeded and
+    /// dropped by the run; fails on a page that is not 200 with its
+    /// marker before or after the load, or any wrk answer outside 2xx.
+    Admin(AdminArgs),
     /// The WebSockets: Tern (`example-websocket`) against
     /// tokio-tungstenite and fastwebsockets, each bare on hyper 1
     /// (`peer-ws-*`): small and large echoes, memory per held socket;
@@ -99,6 +108,7 @@ pub fn run(command: Cmd) -> Result<()> {
         Cmd::Scaling(args) => args.run(),
         Cmd::Contracts(args) => args.run(),
         Cmd::Data(args) => args.run(),
+        Cmd::Admin(args) => args.run(),
         Cmd::Ws(args) => args.run(),
         Cmd::Realtime(args) => args.run(),
         Cmd::Site(args) => args.run(),
