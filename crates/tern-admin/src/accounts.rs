@@ -166,6 +166,7 @@ fn password_field(name: &'static str, label: &'static str) -> Field {
         },
         read_only: false,
         widget: Widget::Password,
+        typed: true,
     }
 }
 

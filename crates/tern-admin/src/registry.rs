@@ -121,6 +121,8 @@ pub(crate) struct Field {
     pub(crate) read_only: bool,
     /// The input (the builder's, else the column's).
     pub(crate) widget: Widget,
+    /// Whether a form types it (not bytes or JSON: `Fields::TYPED`).
+    pub(crate) typed: bool,
 }
 
 impl Field {
@@ -128,11 +130,7 @@ impl Field {
     /// create, binary or JSON ones.
     pub(crate) fn kept(&self, creating: bool) -> bool {
         let c = &self.column;
-        c.primary_key
-            || self.read_only
-            || (creating && c.has_default)
-            || (c.kind == Kind::Bytes && !c.encrypted)
-            || c.kind == Kind::Other
+        c.primary_key || self.read_only || (creating && c.has_default) || !self.typed
     }
 }
 
@@ -423,10 +421,12 @@ impl<M: Fields + 'static> AdminModel for Registered<M> {
 pub(crate) fn meta_of<M: Fields>() -> ModelMeta {
     let fields: Vec<Field> = M::COLUMNS
         .iter()
-        .map(|c| Field {
+        .zip(M::TYPED)
+        .map(|(c, &typed)| Field {
             column: *c,
             read_only: c.read_only || c.primary_key,
             widget: c.widget,
+            typed,
         })
         .collect();
     let listable = |c: &Column| !c.encrypted && c.kind != Kind::Bytes;

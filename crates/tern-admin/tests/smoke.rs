@@ -213,7 +213,7 @@ async fn a_superuser_adds_edits_and_deletes_a_row_and_the_log_says_so() {
         assert_eq!(res.status(), 200);
         let page = res.text();
         assert!(
-            page.contains("<select") && page.contains("value=\"1\"") && page.contains("item 1 (1)"),
+            page.contains("<select") && page.contains("<option value=\"1\">item 1</option>"),
             "{page}"
         );
         query("INSERT INTO smoke_tags (id, item_id, label) VALUES (1, 1, 'a')")

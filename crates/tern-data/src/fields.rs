@@ -96,6 +96,9 @@ pub trait FormValue: Sized {
     fn absent() -> Result<Self, String> {
         Err(REQUIRED.to_owned())
     }
+    /// Whether a person types it into a form (`false` for bytes and
+    /// JSON: a form page shows them and keeps the stored value).
+    const TYPED: bool = true;
 }
 
 macro_rules! integers {
@@ -244,6 +247,7 @@ impl FormValue for OffsetDateTime {
 }
 
 impl<T: FormValue> FormValue for Option<T> {
+    const TYPED: bool = T::TYPED;
     /// Empty (or only spaces) is `None`.
     fn parse(text: &str) -> Result<Self, String> {
         if text.trim().is_empty() {
@@ -263,6 +267,7 @@ impl<T: FormValue> FormValue for Option<T> {
 }
 
 impl<T: FormValue + Plaintext> FormValue for Encrypted<T> {
+    const TYPED: bool = T::TYPED;
     /// As `T`; shown as a [`FieldValue::Secret`].
     fn parse(text: &str) -> Result<Self, String> {
         T::parse(text).map(Encrypted)
@@ -282,6 +287,7 @@ impl<T: FormValue + Plaintext> FormValue for Encrypted<T> {
 }
 
 impl FormValue for Vec<u8> {
+    const TYPED: bool = false;
     /// Bytes are not typed into a form: refused (a form page keeps the
     /// stored value, [`Input::Keep`]).
     fn parse(_: &str) -> Result<Self, String> {
@@ -299,6 +305,7 @@ impl<T> FormValue for JsonColumn<T>
 where
     T: serde::Serialize + serde::de::DeserializeOwned + Default,
 {
+    const TYPED: bool = false;
     /// JSON text of `T` (a form page usually keeps the stored value,
     /// [`Input::Keep`]).
     fn parse(text: &str) -> Result<Self, String> {
@@ -365,6 +372,9 @@ pub trait Fields: Model {
         input: &dyn Fn(&'static Column) -> Input<'a>,
         base: Option<&Self>,
     ) -> Result<Self, Vec<(&'static str, String)>>;
+    /// Per column, in [`Model::COLUMNS`] order, whether a form types it
+    /// ([`FormValue::TYPED`] of its field's type).
+    const TYPED: &'static [bool];
 }
 
 /// One column's value from a given [`Input`] for [`Fields::from_form`]

@@ -602,6 +602,7 @@ fn fields_impl(name: &syn::Ident, fields: &[Field], key: &Field) -> TokenStream 
     let key_ty = &key.ty;
     let key_ident = &key.ident;
     let idents: Vec<&syn::Ident> = fields.iter().map(|f| &f.ident).collect();
+    let tys: Vec<&syn::Type> = fields.iter().map(|f| &f.ty).collect();
     // Each value in a local of its own (`value_0`, ..): a field's name
     // never becomes a binding, so none can shadow `input`, `errors`, ..
     let locals: Vec<syn::Ident> = (0..fields.len())
@@ -656,6 +657,8 @@ fn fields_impl(name: &syn::Ident, fields: &[Field], key: &Field) -> TokenStream 
         });
     quote! {
         impl ::tern_data::fields::Fields for #name {
+            const TYPED: &'static [bool] = &[#(<#tys as #fv>::TYPED),*];
+
             fn parse_key(text: &str) -> ::core::option::Option<#key_ty> {
                 <#key_ty as #fv>::parse(text).ok()
             }

@@ -116,7 +116,12 @@ pub(super) fn field_view(
         for (key, label) in fk.unwrap_or_default() {
             options.push(Choice {
                 value: key.clone(),
-                label: format!("{label} ({key})"),
+                // "note 5" names its key already; "Ada" gets "(5)".
+                label: if label.ends_with(key.as_str()) {
+                    label.clone()
+                } else {
+                    format!("{label} ({key})")
+                },
                 selected: text == *key,
             });
         }

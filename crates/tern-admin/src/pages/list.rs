@@ -407,13 +407,25 @@ pub(super) async fn count_refs(
     key: &str,
 ) -> Result<i64, DataError> {
     let q = query(sql);
+    // Bound as the key's type: PostgreSQL compares no `uuid` with `text`.
+    let kind = meta
+        .fields
+        .iter()
+        .find(|f| f.column.primary_key)
+        .map(|f| f.column.kind);
     let q = if meta.integer_key {
         match key.parse::<i64>() {
             Ok(k) => q.bind(k),
             Err(_) => return Ok(0),
         }
-    } else {
+    } else if kind == Some(Kind::Text) {
         q.bind(key)
+    } else {
+        // The other keys `Fields` reads from a path: a UUID.
+        match tern_data::Uuid::parse_str(key) {
+            Ok(k) => q.bind(k),
+            Err(_) => return Ok(0),
+        }
     };
     q.scalar(Conn::from(on)).await
 }
