@@ -392,14 +392,14 @@ async function viewOnly(page, id, text) {
   await page.fill("main [name=password2]", secret);
   await page.check("main [name=is_staff]");
   await page.uncheck("main [name=is_superuser]");
-  await page.check("main [name=is_active]");
+  // Active by default: a checkbox only when the form offers it.
+  if (await page.$("main [name=is_active]")) await page.check("main [name=is_active]");
   await go(page, "a user's page after saving", 200, () => page.click("main .actions button:text-is('Save')"));
   if (!/\/admin\/tern_users\/\d+\?saved=1$/.test(page.url())) fail("saving the user went to " + page.url());
   await open(page, "the add permission form", "/tern_admin_permissions/add");
-  // The user's option: the one labelled with the name (alone, or with
-  // more words).
+  // The user's option: labelled with the name (and its id after it).
   const option = await page.$$eval("main select[name=user_id] option", (os, v) => {
-    const o = os.find((o) => o.textContent.trim() === v) || os.find((o) => o.textContent.includes(v));
+    const o = os.find((o) => o.textContent.trim() === v || o.textContent.trim().startsWith(v + " ("));
     return o ? o.value : null;
   }, viewer);
   if (!option) fail("the permission form offers no " + viewer);
