@@ -129,7 +129,7 @@ pub struct LoadGeneratorCores {
 }
 
 /// `--server-cores` and `--load-cores` of the batteries' labs whose load
-/// is wrk (`contracts`, `site`).
+/// is wrk (`contracts`, `admin`, `site`).
 #[derive(Args)]
 pub struct WrkCores {
     /// Cores of the server (taskset list).
