@@ -88,7 +88,7 @@ const focused = (page) =>
   page.evaluate(() => {
     const e = document.activeElement;
     return { tag: e.tagName.toLowerCase(), id: e.id, cls: e.className, name: e.getAttribute("name") || "",
-      href: e.getAttribute("href") || "", text: (e.textContent || "").trim().slice(0, 60) };
+      href: e.getAttribute("href") || "", text: e === document.body ? "" : (e.textContent || "").trim().slice(0, 60) };
   });
 const describe = (f) => `<${f.tag}${f.id ? " id=" + f.id : ""}${f.name ? " name=" + f.name : ""}${f.href ? " href=" + f.href : ""}> ${f.text}`;
 
