@@ -97,6 +97,11 @@ impl Perms {
         })
     }
 
+    /// Whether the user is a superuser (every right, no rows).
+    pub(crate) fn is_superuser(&self) -> bool {
+        self.superuser
+    }
+
     /// Whether the user may do `action` on `model` (a table). Tern's own
     /// tables (accounts, groups, permissions) are a superuser's alone:
     /// a right over them is every right (a user who may make a

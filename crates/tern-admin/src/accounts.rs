@@ -100,10 +100,12 @@ pub(crate) fn entries() -> Vec<Box<dyn AdminModel>> {
     users.show = Some(|u| u.username.clone());
     users.meta.referenced_by.extend([
         (
+            "tern_sessions",
             "sessions (in the database's store)",
             "SELECT COUNT(*) FROM tern_sessions WHERE user_id = $1",
         ),
         (
+            "tern_api_tokens",
             "API tokens",
             "SELECT COUNT(*) FROM tern_api_tokens WHERE user_id = $1",
         ),

@@ -149,6 +149,38 @@ pub(crate) async fn latest(
     .await
 }
 
+/// The latest entries (at most `limit`) of the models `perms` lets the
+/// user view: one query for a superuser or a filter on one model, else
+/// one per model viewed, merged (a `LIMIT` before the rights were
+/// applied could leave a user of few models with an empty log).
+pub(crate) async fn visible(
+    mut on: Conn<'_>,
+    perms: &crate::access::Perms,
+    tables: &[&'static str],
+    filter: (&str, &str, &str),
+    limit: usize,
+) -> Result<Vec<Entry>, DataError> {
+    let (model, object, user) = filter;
+    let mut out = if perms.is_superuser() || !model.is_empty() {
+        if !model.is_empty() && !perms.allows(model, crate::access::Action::View) {
+            return Ok(Vec::new());
+        }
+        latest(on, model, object, user).await?
+    } else {
+        let mut all = Vec::new();
+        for table in tables
+            .iter()
+            .filter(|t| perms.allows(t, crate::access::Action::View))
+        {
+            all.extend(latest(Conn::from(&mut on), table, object, user).await?);
+        }
+        all.sort_by_key(|e: &Entry| std::cmp::Reverse(e.id));
+        all
+    };
+    out.truncate(limit);
+    Ok(out)
+}
+
 /// One entry; `404` when there is none.
 pub(crate) async fn one(on: Conn<'_>, id: i64) -> Result<Entry, DataError> {
     query(

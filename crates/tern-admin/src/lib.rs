@@ -549,7 +549,8 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>, admin: Admin) -> A
         mut models,
     } = admin;
     // What references each model: counted on the delete confirmation.
-    let mut referenced: Vec<Vec<(&'static str, &'static str)>> = vec![Vec::new(); models.len()];
+    let mut referenced: Vec<Vec<(&'static str, &'static str, &'static str)>> =
+        vec![Vec::new(); models.len()];
     for m in &models {
         let meta = m.meta();
         for f in &meta.fields {
@@ -561,7 +562,7 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>, admin: Admin) -> A
                     "SELECT COUNT(*) FROM \"{}\" WHERE \"{}\" = $1",
                     meta.table, f.column.name
                 ));
-                referenced[t].push((meta.plural, sql));
+                referenced[t].push((meta.table, meta.plural, sql));
             }
         }
     }

@@ -101,10 +101,10 @@ pub(crate) struct ModelMeta {
     pub(crate) actions: Vec<(&'static str, &'static str)>,
     /// `SELECT COUNT(*) FROM "<table>"`.
     pub(crate) count_sql: &'static str,
-    /// What references a row of it: the referencing model's plural and
-    /// `SELECT COUNT(*) FROM "<t>" WHERE "<c>" = $1`, and whether the key
-    /// is bound as an integer.
-    pub(crate) referenced_by: Vec<(&'static str, &'static str)>,
+    /// What references a row of it: the referencing table (its count is
+    /// shown to those who may view it), its plural, and `SELECT COUNT(*)
+    /// FROM "<t>" WHERE "<c>" = $1`.
+    pub(crate) referenced_by: Vec<(&'static str, &'static str, &'static str)>,
     /// Whether the key is an integer (`{key:i64}` routes; bound as one).
     pub(crate) integer_key: bool,
     /// Inputs of the form that are no column (a user's new password,
@@ -255,7 +255,7 @@ fn as_field_error(meta: &ModelMeta, e: DataError) -> Invalid {
     if status == 422 || status == 409 {
         for f in &meta.fields {
             let name = f.column.name;
-            if message.contains(&format!("`{name}`")) || message.contains(&format!(".{name}")) {
+            if names(&message, name) {
                 let text = if status == 409 {
                     "is already taken".to_owned()
                 } else {
@@ -267,6 +267,37 @@ fn as_field_error(meta: &ModelMeta, e: DataError) -> Invalid {
         }
     }
     Invalid::Data(e)
+}
+
+/// Whether a database message names the column `name`: as tern-data's
+/// checks do (`` `title` ``) or SQLite's constraints (`posts.title`),
+/// the whole name (not `title` within `.title_slug`).
+fn names(message: &str, name: &str) -> bool {
+    if message.contains(&format!("`{name}`")) {
+        return true;
+    }
+    let dotted = format!(".{name}");
+    message.match_indices(&dotted).any(|(at, _)| {
+        message[at + dotted.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+    })
+}
+
+/// What a page says of a refused write: tern-data's own checks as they
+/// are (they name the field, never internals), the database's in fixed
+/// words (its text names constraints and values).
+pub(crate) fn refusal(e: &DataError) -> String {
+    match (e.status().as_u16(), e) {
+        (422, DataError::Invalid(message)) => message.clone(),
+        (409, _) => {
+            "A row with one of these values exists already, or other rows reference this one."
+                .to_owned()
+        }
+        (422, _) => "The database refused these values (a rule of the table).".to_owned(),
+        _ => "The change could not be made.".to_owned(),
+    }
 }
 
 pub(crate) fn not_found() -> DataError {
@@ -461,4 +492,24 @@ pub(crate) fn meta_of<M: Fields>() -> ModelMeta {
 /// registered model.
 pub(crate) fn leak(sql: String) -> &'static str {
     Box::leak(sql.into_boxed_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names;
+
+    #[test]
+    fn a_message_names_a_whole_column() {
+        assert!(names("UNIQUE constraint failed: posts.title", "title"));
+        assert!(names(
+            "UNIQUE constraint failed: posts.title, posts.x",
+            "title"
+        ));
+        assert!(!names(
+            "UNIQUE constraint failed: posts.title_slug",
+            "title"
+        ));
+        assert!(names("`title` is longer than 100 characters", "title"));
+        assert!(!names("`subtitle` is too long", "title"));
+    }
 }

@@ -342,3 +342,49 @@ async fn superuser_does_all() {
         );
     }
 }
+
+#[tokio::test]
+async fn delete_needs_view_too() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let post = s.post_row("original", "draft", "original secret").await;
+        let deleter = s.staff("deleter", false).await;
+        s.grant(&deleter.user, "posts", "delete").await;
+        let page = format!("/admin/posts/{}/delete", post.id);
+        assert_eq!(s.get(Some(&deleter), &page).await.status(), 403);
+        let res = s.post(&deleter, &page, &[("confirm", "yes")]).await;
+        assert_eq!(res.status(), 403, "{backend:?}: {}", res.text());
+        assert!(s.find(post.id).await.is_some());
+        s.grant(&deleter.user, "posts", "view").await;
+        assert_eq!(s.get(Some(&deleter), &page).await.status(), 200);
+    }
+}
+
+#[tokio::test]
+async fn the_login_page_of_a_logged_in_non_staff_user_carries_its_csrf_token() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        s.user("reader", false, false).await;
+        let reader = s.login("reader").await;
+        let res = s.get(Some(&reader), "/admin/login").await;
+        assert_eq!(res.status(), 200);
+        has(
+            &res.text(),
+            &format!(r#"name="csrf_token" value="{}""#, reader.csrf),
+        );
+        // So the form's POST passes tern-auth's CSRF check (and is then
+        // refused as the wrong password, not as a forgery).
+        let res = s
+            .post(
+                &reader,
+                "/auth/login?next=/admin/",
+                &[("username", "reader"), ("password", "wrong password")],
+            )
+            .await;
+        assert_ne!(res.status(), 403, "{backend:?}: {}", res.text());
+    }
+}

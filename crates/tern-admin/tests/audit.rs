@@ -9,6 +9,7 @@ mod support;
 
 use serde_json::{json, Value};
 use support::{has, lacks, location, site, BACKENDS};
+use tern_data::query;
 
 fn parsed(text: &Option<String>) -> Value {
     text.as_deref()
@@ -274,5 +275,47 @@ async fn the_log_shows_only_models_one_may_view() {
         s.grant(&viewer.user, "posts", "view").await;
         has(&s.get(Some(&viewer), "/admin/log/").await.text(), &entry);
         assert_eq!(s.get(Some(&viewer), &entry).await.status(), 200);
+    }
+}
+
+#[tokio::test]
+async fn the_log_shows_a_viewer_their_models_entries_behind_many_others() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let root = s.staff("root", true).await;
+        let res = s
+            .post(
+                &root,
+                "/admin/posts/add",
+                &[("title", "seen"), ("status", "draft"), ("secret", "s")],
+            )
+            .await;
+        assert_eq!(res.status(), 303, "{backend:?}: {}", res.text());
+        let id = location(&res)
+            .trim_start_matches("/admin/posts/")
+            .trim_end_matches("?saved=1")
+            .to_owned();
+        let label = format!("post {id}");
+        // 250 newer entries of a model the viewer may not see.
+        for i in 0..250 {
+            query(
+                "INSERT INTO tern_admin_log (at, user_id, username, model, object_id, object_label, action) \
+                 VALUES (1, NULL, 'script', 'elsewhere', $1, 'x', 'add')",
+            )
+            .bind(i.to_string())
+            .execute(s.db.pool())
+            .await
+            .unwrap();
+        }
+        let viewer = s.staff("viewer", false).await;
+        s.grant(&viewer.user, "posts", "view").await;
+        for path in ["/admin/log/", "/admin/"] {
+            let res = s.get(Some(&viewer), path).await;
+            assert_eq!(res.status(), 200);
+            has(&res.text(), &label);
+            lacks(&res.text(), "script");
+        }
     }
 }

@@ -12,7 +12,10 @@ pub(super) async fn confirm_delete(
     error: String,
 ) -> Result<ConfirmDeletePage, DataError> {
     let mut related = Vec::new();
-    for (plural, sql) in &meta.referenced_by {
+    for (table, plural, sql) in &meta.referenced_by {
+        if !u.perms.allows(table, Action::View) {
+            continue;
+        }
         let n = count_refs(guard, meta, sql, &record.key).await?;
         if n > 0 {
             related.push(format!("{n} {plural}"));
@@ -48,7 +51,11 @@ pub(super) async fn confirm_delete(
 pub(super) async fn delete_form(i: usize, u: AdminUser, tx: Tx, key: String) -> Response {
     let m = u.model(i);
     let meta = m.meta();
-    if let Err(d) = u.require(meta.table, Action::Delete) {
+    // What one may not view, one may not delete (the page names it).
+    if let Err(d) = u
+        .require(meta.table, Action::View)
+        .and_then(|()| u.require(meta.table, Action::Delete))
+    {
         return d.into_response();
     }
     let mut guard = tx.lock().await;
@@ -72,7 +79,11 @@ pub(super) async fn delete_save(
 ) -> Response {
     let m = u.model(i);
     let meta = m.meta();
-    if let Err(d) = u.require(meta.table, Action::Delete) {
+    // What one may not view, one may not delete (the page names it).
+    if let Err(d) = u
+        .require(meta.table, Action::View)
+        .and_then(|()| u.require(meta.table, Action::Delete))
+    {
         return d.into_response();
     }
     let form = match form_of(req).await {

@@ -335,7 +335,7 @@ pub(super) fn refused(
             if e.status() == StatusCode::UNPROCESSABLE_ENTITY
                 || e.status() == StatusCode::CONFLICT =>
         {
-            let errors = vec![("", e.to_string())];
+            let errors = vec![("", refusal(&e))];
             render(
                 e.status(),
                 form_page(u, meta, record, Some(form), &errors, false, "", fk),

@@ -41,7 +41,12 @@ pub(super) async fn login(session: Option<Session>, uri: Uri, req: Request) -> R
     render(
         StatusCode::OK,
         LoginPage {
-            chrome: chrome(&state, None, "Log in", None, Vec::new()),
+            chrome: Chrome {
+                // Logged in, not staff: tern-auth's login checks the
+                // session's CSRF token.
+                csrf: session.as_ref().map(|s| s.csrf.clone()).unwrap_or_default(),
+                ..chrome(&state, None, "Log in", None, Vec::new())
+            },
             action: format!("/auth/login?next={}", encode(&next)),
             error: error.to_owned(),
         },
@@ -71,16 +76,13 @@ pub(super) async fn dashboard(u: AdminUser, tx: Tx) -> Response {
             count: u64::try_from(count).unwrap_or(0),
         });
     }
-    let entries = match audit::latest(Conn::from(&mut guard), "", "", "").await {
-        Ok(e) => e,
-        Err(e) => return u.data_error(&e),
-    };
-    let recent = entries
-        .iter()
-        .filter(|e| u.perms.allows(&e.model, Action::View))
-        .take(10)
-        .map(|e| log_row(&state, e))
-        .collect();
+    let tables: Vec<&'static str> = state.models.iter().map(|m| m.meta().table).collect();
+    let entries =
+        match audit::visible(Conn::from(&mut guard), &u.perms, &tables, ("", "", ""), 10).await {
+            Ok(e) => e,
+            Err(e) => return u.data_error(&e),
+        };
+    let recent = entries.iter().map(|e| log_row(&state, e)).collect();
     render(
         StatusCode::OK,
         DashboardPage {

@@ -197,8 +197,16 @@ pub(super) fn list_page(
         }
     }
     let page_links = if pages > 1 {
-        (1..=pages)
-            .filter(|&n| n == 1 || n == pages || n.abs_diff(page) <= 2)
+        // The first, the last and two either side of this one: a few
+        // links, however many pages.
+        let mut numbers: Vec<u64> = vec![1, pages];
+        numbers.extend(
+            (page.saturating_sub(2)..=page.saturating_add(2)).filter(|&n| n >= 1 && n <= pages),
+        );
+        numbers.sort_unstable();
+        numbers.dedup();
+        numbers
+            .into_iter()
             .map(|n| PageLink {
                 number: n.to_string(),
                 href: link(None, Some(n)),
@@ -309,7 +317,10 @@ pub(super) async fn bulk(i: usize, u: AdminUser, tx: Tx, req: Request) -> Respon
                 }
             }
             let mut related = Vec::new();
-            for (plural, sql) in &meta.referenced_by {
+            for (table, plural, sql) in &meta.referenced_by {
+                if !u.perms.allows(table, Action::View) {
+                    continue;
+                }
                 let mut n = 0_i64;
                 for key in &keys {
                     match count_refs(&mut guard, meta, sql, key).await {

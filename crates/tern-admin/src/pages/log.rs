@@ -44,11 +44,13 @@ pub(super) async fn log_list(u: AdminUser, tx: Tx, uri: Uri) -> Response {
         pairs.get("user").unwrap_or_default(),
     );
     let mut guard = tx.lock().await;
-    let entries = audit::latest(
+    let tables: Vec<&'static str> = state.models.iter().map(|m| m.meta().table).collect();
+    let entries = audit::visible(
         Conn::from(&mut guard),
-        model.as_deref().unwrap_or_default(),
-        object,
-        user,
+        &u.perms,
+        &tables,
+        (model.as_deref().unwrap_or_default(), object, user),
+        200,
     )
     .await;
     let entries = match entries {
@@ -84,11 +86,7 @@ pub(super) async fn log_list(u: AdminUser, tx: Tx, uri: Uri) -> Response {
                 }],
             ),
             log_href: format!("{}/log/", state.prefix),
-            entries: entries
-                .iter()
-                .filter(|e| u.perms.allows(&e.model, Action::View))
-                .map(|e| log_row(&state, e))
-                .collect(),
+            entries: entries.iter().map(|e| log_row(&state, e)).collect(),
             one: false,
             changes: Vec::new(),
             models,

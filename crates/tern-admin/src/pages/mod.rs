@@ -38,7 +38,7 @@ use crate::{
     access::{Action, AdminUser},
     audit,
     forms::{error_heading, FormInput},
-    registry::{AdminModel, Field, Invalid, ModelMeta, Record},
+    registry::{refusal, AdminModel, Field, Invalid, ModelMeta, Record},
     views::*,
     AdminSettings, State,
 };
@@ -243,8 +243,7 @@ impl AdminUser {
         let status = e.status();
         let message = match status.as_u16() {
             404 => "There is no such row.".to_owned(),
-            409 => "The change conflicts with other rows (a unique value, or rows that reference this one).".to_owned(),
-            422 => e.to_string(),
+            409 | 422 => refusal(e),
             503 => "The database is unavailable; try again.".to_owned(),
             _ => {
                 tracing::error!(error = %e, "the admin's statement failed");
