@@ -146,6 +146,9 @@ pub(crate) struct AdminUser {
     pub(crate) accounts: Arc<Accounts>,
     /// The password rules and pepper.
     pub(crate) passwords: Arc<Passwords>,
+    /// The database: pages that only read use the pool (no transaction
+    /// to begin and commit); writes take the request's `Tx`.
+    pub(crate) db: Arc<Database>,
 }
 
 impl AdminUser {
@@ -255,6 +258,7 @@ impl<S: Send + Sync> FromRequestParts<S> for AdminUser {
             html,
             accounts,
             passwords,
+            db,
         })
     }
 }

@@ -147,7 +147,11 @@ pub(crate) struct FilterView {
     pub(crate) label: String,
     /// The `id` of the control (`filter-published`).
     pub(crate) id: String,
-    /// The options, the first "Any" (empty value).
+    /// The control: `select`, `date` or `number`.
+    pub(crate) input: String,
+    /// An input's value (a select's is in its options).
+    pub(crate) value: String,
+    /// A select's options, the first "Any" (empty value).
     pub(crate) options: Vec<Choice>,
 }
 

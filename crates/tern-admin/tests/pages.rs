@@ -780,3 +780,91 @@ async fn foreign_keys_are_a_select_and_deletes_count_what_goes() {
         assert_eq!(left, 0, "{backend:?}: ON DELETE CASCADE");
     }
 }
+
+#[tokio::test]
+async fn list_filters_by_foreign_key_and_dates() {
+    for backend in BACKENDS {
+        let Some(s) = site_with(backend, support::admin().users()).await else {
+            continue;
+        };
+        let root = s.staff("root", true).await;
+        let ada = s.user("ada", false, false).await;
+        let mut by_ada = Post::new("by ada", "draft", "s");
+        by_ada.author_id = Some(ada.id);
+        tern_data::Model::insert(&by_ada, s.db.pool())
+            .await
+            .unwrap();
+        s.post_row("by nobody", "draft", "s").await;
+        let res = s.get(Some(&root), "/admin/posts/").await;
+        assert_eq!(res.status(), 200);
+        let html = res.text();
+        support::check_markup("/admin/posts/", &html);
+        // The author: a select of the users; the date: from and before.
+        has(&html, r#"<select id="filter-author_id" name="author_id">"#);
+        has(
+            &html,
+            &format!(r#"<option value="{}">ada ({})</option>"#, ada.id, ada.id),
+        );
+        has(
+            &html,
+            r#"<input type="date" id="filter-created_at__ge" name="created_at__ge" value="""#,
+        );
+        has(
+            &html,
+            r#"<label for="filter-created_at__lt">Created at before</label>"#,
+        );
+        // As a browser submits the form: "Any" and blank dates are empty.
+        let path = format!(
+            "/admin/posts/?q=&published=&author_id={}&created_at__ge=&created_at__lt=",
+            ada.id
+        );
+        let res = s.get(Some(&root), &path).await;
+        assert_eq!(res.status(), 200, "{backend:?}: {}", res.text());
+        has(&res.text(), "by ada");
+        lacks(&res.text(), "by nobody");
+        has(
+            &res.text(),
+            &format!(r#"<option value="{}" selected>ada"#, ada.id),
+        );
+        // Dates: every post is after 2000 and before 2999.
+        let res = s
+            .get(Some(&root), "/admin/posts/?created_at__ge=2000-01-01")
+            .await;
+        has(&res.text(), "by nobody");
+        has(&res.text(), r#"value="2000-01-01""#);
+        let res = s
+            .get(Some(&root), "/admin/posts/?created_at__lt=2000-01-01")
+            .await;
+        lacks(&res.text(), "by nobody");
+        let res = s
+            .get(Some(&root), "/admin/posts/?created_at__ge=2999-01-01")
+            .await;
+        lacks(&res.text(), "by ada");
+        // Junk: a 400 page naming the parameter.
+        let res = s
+            .get(Some(&root), "/admin/posts/?created_at__ge=yesterday")
+            .await;
+        assert_eq!(res.status(), 400, "{backend:?}: {}", res.text());
+        has(&res.text(), "created_at");
+        let res = s.get(Some(&root), "/admin/posts/?author_id=x").await;
+        assert_eq!(res.status(), 400);
+    }
+}
+
+#[tokio::test]
+async fn a_large_table_is_a_key_filter() {
+    for backend in BACKENDS {
+        let settings = [("ADMIN_FK_SELECT_MAX", "1")];
+        let Some(s) = support::site_configured(backend, support::admin().users(), &settings).await
+        else {
+            continue;
+        };
+        let root = s.staff("root", true).await;
+        s.user("ada", false, false).await;
+        let res = s.get(Some(&root), "/admin/posts/").await;
+        has(
+            &res.text(),
+            r#"<input type="number" id="filter-author_id" name="author_id" value="" step="1">"#,
+        );
+    }
+}

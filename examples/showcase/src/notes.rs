@@ -14,11 +14,11 @@ use tern_data::{DataError, Db, ListQuery, Model};
 
 /// A note: what was written, by whom, when.
 #[derive(Debug, Clone, Model, Serialize, Deserialize)]
-#[model(table = "notes")]
+#[model(table = "notes", name = "note", plural = "notes")]
 pub(crate) struct Note {
     #[model(primary_key)]
     id: i64,
-    #[model(searchable, sortable, listed)]
+    #[model(searchable, sortable, listed, max_length = 500, widget = "textarea")]
     text: String,
     #[model(sortable, listed, searchable)]
     author: String,

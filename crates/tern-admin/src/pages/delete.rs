@@ -6,7 +6,7 @@ use super::*;
 /// failed).
 pub(super) async fn confirm_delete(
     u: &AdminUser,
-    guard: &mut tern_data::TxGuard<'_>,
+    on: &mut Conn<'_>,
     meta: &ModelMeta,
     record: &Record,
     error: String,
@@ -16,7 +16,7 @@ pub(super) async fn confirm_delete(
         if !u.perms.allows(table, Action::View) {
             continue;
         }
-        let n = count_refs(guard, meta, sql, &record.key).await?;
+        let n = count_refs(on, meta, sql, &record.key).await?;
         if n > 0 {
             related.push(format!("{n} {plural}"));
         }
@@ -48,7 +48,7 @@ pub(super) async fn confirm_delete(
 }
 
 /// `GET {prefix}/{model}/{key}/delete`.
-pub(super) async fn delete_form(i: usize, u: AdminUser, tx: Tx, key: String) -> Response {
+pub(super) async fn delete_form(i: usize, u: AdminUser, key: String) -> Response {
     let m = u.model(i);
     let meta = m.meta();
     // What one may not view, one may not delete (the page names it).
@@ -58,12 +58,12 @@ pub(super) async fn delete_form(i: usize, u: AdminUser, tx: Tx, key: String) -> 
     {
         return d.into_response();
     }
-    let mut guard = tx.lock().await;
-    let record = match m.get(Conn::from(&mut guard), &key).await {
+    let mut on = Conn::from(u.db.pool());
+    let record = match m.get(Conn::from(&mut on), &key).await {
         Ok(r) => r,
         Err(e) => return u.data_error(&e),
     };
-    match confirm_delete(&u, &mut guard, meta, &record, String::new()).await {
+    match confirm_delete(&u, &mut on, meta, &record, String::new()).await {
         Ok(page) => render(StatusCode::OK, page),
         Err(e) => u.data_error(&e),
     }
@@ -94,14 +94,15 @@ pub(super) async fn delete_save(
         return u.page_error(StatusCode::BAD_REQUEST, "Confirm the delete (confirm=yes).");
     }
     let mut guard = tx.lock().await;
+    let mut on = Conn::from(&mut guard);
     // The row first: a failed statement ends the transaction on
     // PostgreSQL, and the page shown again needs it.
-    let record = match m.get(Conn::from(&mut guard), &key).await {
+    let record = match m.get(Conn::from(&mut on), &key).await {
         Ok(r) => r,
         Err(e) => return u.data_error(&e),
     };
     let refused = |status: StatusCode, message: String| (status, message);
-    let failed = match m.delete(Conn::from(&mut guard), &u, &key).await {
+    let failed = match m.delete(Conn::from(&mut on), &u, &key).await {
         Ok(gone) => Ok(gone),
         Err(Invalid::Data(e)) if e.status() == StatusCode::CONFLICT => Err(refused(
             StatusCode::CONFLICT,
@@ -140,7 +141,7 @@ pub(super) async fn delete_save(
         }
     };
     if let Err(e) = audit::record(
-        Conn::from(&mut guard),
+        Conn::from(&mut on),
         u.user(),
         meta,
         "delete",

@@ -10,12 +10,13 @@ pub(super) type FkOptions = Vec<(&'static str, Vec<(String, String)>)>;
 
 pub(super) async fn fk_options(
     u: &AdminUser,
-    guard: &mut tern_data::TxGuard<'_>,
+    on: &mut Conn<'_>,
     meta: &ModelMeta,
     max: u32,
+    read_only_too: bool,
 ) -> Result<FkOptions, DataError> {
     let mut out = Vec::new();
-    for f in meta.fields.iter().filter(|f| !f.read_only) {
+    for f in meta.fields.iter().filter(|f| read_only_too || !f.read_only) {
         let Some(target) = f.column.references else {
             continue;
         };
@@ -26,7 +27,7 @@ pub(super) async fn fk_options(
             continue;
         }
         let count: i64 = query(t.meta().count_sql)
-            .scalar(Conn::from(&mut *guard))
+            .scalar(Conn::from(&mut *on))
             .await?;
         let Ok(count) = u32::try_from(count) else {
             continue;
@@ -41,13 +42,23 @@ pub(super) async fn fk_options(
             },
             ..List::default()
         };
-        let (rows, _) = t.list(Conn::from(&mut *guard), &list).await?;
+        let (rows, _) = t.list(Conn::from(&mut *on), &list).await?;
         out.push((
             f.column.name,
             rows.into_iter().map(|r| (r.key, r.label)).collect(),
         ));
     }
     Ok(out)
+}
+
+/// A referenced row's name in a select: "note 5" names its key
+/// already; "Ada" gets "(5)".
+pub(super) fn fk_label(key: &str, label: &str) -> String {
+    if label.ends_with(key) {
+        label.to_owned()
+    } else {
+        format!("{label} ({key})")
+    }
 }
 
 /// A field's control, its value from the row (`value`) or the submitted
@@ -116,12 +127,7 @@ pub(super) fn field_view(
         for (key, label) in fk.unwrap_or_default() {
             options.push(Choice {
                 value: key.clone(),
-                // "note 5" names its key already; "Ada" gets "(5)".
-                label: if label.ends_with(key.as_str()) {
-                    label.clone()
-                } else {
-                    format!("{label} ({key})")
-                },
+                label: fk_label(key, label),
                 selected: text == *key,
             });
         }
@@ -298,15 +304,14 @@ pub(super) fn form_page(
 pub(super) async fn add_form(
     i: usize,
     u: AdminUser,
-    tx: Tx,
     Settings(settings): Settings<AdminSettings>,
 ) -> Response {
     let meta = u.model(i).meta();
     if let Err(d) = u.require(meta.table, Action::Add) {
         return d.into_response();
     }
-    let mut guard = tx.lock().await;
-    let fk = match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+    let mut on = Conn::from(u.db.pool());
+    let fk = match fk_options(&u, &mut on, meta, settings.fk_select_max(), false).await {
         Ok(o) => o,
         Err(e) => return u.data_error(&e),
     };
@@ -363,18 +368,19 @@ pub(super) async fn add_save(
         Err(r) => return r,
     };
     let mut guard = tx.lock().await;
+    let mut on = Conn::from(&mut guard);
     // For a form shown again (a failed statement may end the
     // transaction on PostgreSQL: read them first).
-    let fk = match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+    let fk = match fk_options(&u, &mut on, meta, settings.fk_select_max(), false).await {
         Ok(o) => o,
         Err(e) => return u.data_error(&e),
     };
-    let added = match m.insert(Conn::from(&mut guard), &u, &form).await {
+    let added = match m.insert(Conn::from(&mut on), &u, &form).await {
         Ok(r) => r,
         Err(e) => return refused(&u, meta, None, &form, &fk, e),
     };
     if let Err(e) = audit::record(
-        Conn::from(&mut guard),
+        Conn::from(&mut on),
         u.user(),
         meta,
         "add",
@@ -396,7 +402,6 @@ pub(super) async fn add_save(
 pub(super) async fn edit_form(
     i: usize,
     u: AdminUser,
-    tx: Tx,
     Settings(settings): Settings<AdminSettings>,
     key: String,
     uri: Uri,
@@ -406,8 +411,8 @@ pub(super) async fn edit_form(
     if let Err(d) = u.require(meta.table, Action::View) {
         return d.into_response();
     }
-    let mut guard = tx.lock().await;
-    let record = match m.get(Conn::from(&mut guard), &key).await {
+    let mut on = Conn::from(u.db.pool());
+    let record = match m.get(Conn::from(&mut on), &key).await {
         Ok(r) => r,
         Err(e) => return u.data_error(&e),
     };
@@ -415,7 +420,7 @@ pub(super) async fn edit_form(
     let fk = if read_only {
         Vec::new()
     } else {
-        match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+        match fk_options(&u, &mut on, meta, settings.fk_select_max(), false).await {
             Ok(o) => o,
             Err(e) => return u.data_error(&e),
         }
@@ -457,22 +462,23 @@ pub(super) async fn edit_save(
         Err(r) => return r,
     };
     let mut guard = tx.lock().await;
+    let mut on = Conn::from(&mut guard);
     // The row as it is and the options, for a form shown again (a failed
     // statement may end the transaction on PostgreSQL: read them first).
-    let record = match m.get(Conn::from(&mut guard), &key).await {
+    let record = match m.get(Conn::from(&mut on), &key).await {
         Ok(r) => r,
         Err(e) => return u.data_error(&e),
     };
-    let fk = match fk_options(&u, &mut guard, meta, settings.fk_select_max()).await {
+    let fk = match fk_options(&u, &mut on, meta, settings.fk_select_max(), false).await {
         Ok(o) => o,
         Err(e) => return u.data_error(&e),
     };
-    let (before, after) = match m.update(Conn::from(&mut guard), &u, &key, &form).await {
+    let (before, after) = match m.update(Conn::from(&mut on), &u, &key, &form).await {
         Ok(r) => r,
         Err(e) => return refused(&u, meta, Some(&record), &form, &fk, e),
     };
     if let Err(e) = audit::record(
-        Conn::from(&mut guard),
+        Conn::from(&mut on),
         u.user(),
         meta,
         "change",

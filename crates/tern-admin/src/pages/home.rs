@@ -55,16 +55,16 @@ pub(super) async fn login(session: Option<Session>, uri: Uri, req: Request) -> R
 
 /// `GET {prefix}/`: the models the user may view, their counts, the
 /// latest changes.
-pub(super) async fn dashboard(u: AdminUser, tx: Tx) -> Response {
+pub(super) async fn dashboard(u: AdminUser) -> Response {
     let state = Arc::clone(&u.state);
-    let mut guard = tx.lock().await;
+    let mut on = Conn::from(u.db.pool());
     let mut models = Vec::new();
     for m in &state.models {
         let meta = m.meta();
         if !u.perms.allows(meta.table, Action::View) {
             continue;
         }
-        let count: i64 = match query(meta.count_sql).scalar(&mut guard).await {
+        let count: i64 = match query(meta.count_sql).scalar(&mut on).await {
             Ok(n) => n,
             Err(e) => return u.data_error(&e),
         };
@@ -78,7 +78,7 @@ pub(super) async fn dashboard(u: AdminUser, tx: Tx) -> Response {
     }
     let tables: Vec<&'static str> = state.models.iter().map(|m| m.meta().table).collect();
     let entries =
-        match audit::visible(Conn::from(&mut guard), &u.perms, &tables, ("", "", ""), 10).await {
+        match audit::visible(Conn::from(&mut on), &u.perms, &tables, ("", "", ""), 10).await {
             Ok(e) => e,
             Err(e) => return u.data_error(&e),
         };

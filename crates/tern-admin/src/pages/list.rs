@@ -14,7 +14,6 @@ pub(super) const NOTICES: [&str; 2] = ["saved", "deleted"];
 pub(super) async fn list(
     i: usize,
     u: AdminUser,
-    tx: Tx,
     Settings(settings): Settings<AdminSettings>,
     uri: Uri,
 ) -> Response {
@@ -35,22 +34,27 @@ pub(super) async fn list(
     let given: Vec<(String, String)> = pairs
         .pairs()
         .iter()
-        .filter(|(k, _)| !NOTICES.contains(&k.as_str()))
+        // An empty filter ("Any", a date left blank) is no filter.
+        .filter(|(k, v)| !NOTICES.contains(&k.as_str()) && !v.is_empty())
         .cloned()
         .collect();
     let list = match m.parse_list(&given, settings.per_page()) {
         Ok(l) => l,
         Err(e) => return u.page_error(StatusCode::BAD_REQUEST, &e),
     };
-    let mut guard = tx.lock().await;
-    let (rows, total) = match m.list(Conn::from(&mut guard), &list).await {
+    let mut on = Conn::from(u.db.pool());
+    let (rows, total) = match m.list(Conn::from(&mut on), &list).await {
         Ok(r) => r,
         Err(e) => return u.data_error(&e),
     };
-    drop(guard);
+    // The rows a foreign key filter offers (read-only columns too).
+    let fk = match fk_options(&u, &mut on, meta, settings.fk_select_max(), true).await {
+        Ok(o) => o,
+        Err(e) => return u.data_error(&e),
+    };
     render(
         StatusCode::OK,
-        list_page(&u, meta, &given, &list, rows, total, notice, String::new()),
+        list_page(&u, meta, &given, &list, rows, total, notice, &fk),
     )
 }
 
@@ -63,7 +67,7 @@ pub(super) fn list_page(
     rows: Vec<Record>,
     total: u64,
     notice: String,
-    error: String,
+    fk: &FkOptions,
 ) -> ListPage {
     let state = &u.state;
     let href = list_href(state, meta);
@@ -135,48 +139,81 @@ pub(super) fn list_page(
             label: r.label,
         })
         .collect();
-    let filters = meta
-        .fields
-        .iter()
-        .filter(|f| {
-            !f.column.encrypted && (f.column.kind == Kind::Bool || !f.column.choices.is_empty())
-        })
-        .map(|f| {
-            let name = f.column.name;
-            let current = given
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.as_str());
+    let current = |name: &str| {
+        given
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let mut filters = Vec::new();
+    for f in meta.fields.iter().filter(|f| !f.column.encrypted) {
+        let c = &f.column;
+        let name = c.name;
+        let choices: Option<Vec<(String, String)>> = if c.kind == Kind::Bool {
+            Some(vec![
+                ("true".to_owned(), "Yes".to_owned()),
+                ("false".to_owned(), "No".to_owned()),
+            ])
+        } else if !c.choices.is_empty() {
+            Some(
+                c.choices
+                    .iter()
+                    .map(|v| ((*v).to_owned(), (*v).to_owned()))
+                    .collect(),
+            )
+        } else {
+            fk.iter().find(|(n, _)| *n == name).map(|(_, rows)| {
+                rows.iter()
+                    .map(|(key, label)| (key.clone(), fk_label(key, label)))
+                    .collect()
+            })
+        };
+        if let Some(choices) = choices {
+            let now = current(name);
             let mut options = vec![Choice {
                 value: String::new(),
                 label: "Any".to_owned(),
-                selected: current.is_none_or(str::is_empty),
+                selected: now.is_empty(),
             }];
-            if f.column.kind == Kind::Bool {
-                for (value, label) in [("true", "Yes"), ("false", "No")] {
-                    options.push(Choice {
-                        value: value.to_owned(),
-                        label: label.to_owned(),
-                        selected: current == Some(value),
-                    });
-                }
-            } else {
-                for c in f.column.choices {
-                    options.push(Choice {
-                        value: (*c).to_owned(),
-                        label: (*c).to_owned(),
-                        selected: current == Some(*c),
-                    });
-                }
-            }
-            FilterView {
+            options.extend(choices.into_iter().map(|(value, label)| Choice {
+                selected: now == value,
+                value,
+                label,
+            }));
+            filters.push(FilterView {
                 name: name.to_owned(),
-                label: f.column.label.to_owned(),
+                label: c.label.to_owned(),
                 id: format!("filter-{name}"),
+                input: "select".to_owned(),
+                value: String::new(),
                 options,
+            });
+        } else if c.references.is_some() && c.kind == Kind::Integer {
+            // A table too large for a select: its key.
+            filters.push(FilterView {
+                name: name.to_owned(),
+                label: format!("{} (key)", c.label),
+                id: format!("filter-{name}"),
+                input: "number".to_owned(),
+                value: current(name),
+                options: Vec::new(),
+            });
+        } else if c.kind == Kind::DateTime {
+            // A day is its UTC midnight (tern-data's date filters).
+            for (suffix, words) in [("ge", "from"), ("lt", "before")] {
+                let param = format!("{name}__{suffix}");
+                filters.push(FilterView {
+                    label: format!("{} {words}", c.label),
+                    id: format!("filter-{param}"),
+                    input: "date".to_owned(),
+                    value: current(&param),
+                    options: Vec::new(),
+                    name: param,
+                });
             }
-        })
-        .collect();
+        }
+    }
     let can_delete = u.perms.allows(meta.table, Action::Delete);
     let can_change = u.perms.allows(meta.table, Action::Change);
     let mut actions = Vec::new();
@@ -251,7 +288,7 @@ pub(super) fn list_page(
         last_href: link(None, Some(pages)),
         list_href: href,
         notice,
-        error,
+        error: String::new(),
     }
 }
 
@@ -307,11 +344,12 @@ pub(super) async fn bulk(i: usize, u: AdminUser, tx: Tx, req: Request) -> Respon
         );
     }
     let mut guard = tx.lock().await;
+    let mut on = Conn::from(&mut guard);
     if action == "delete" {
         if form.get("confirm") != Some("yes") {
             let mut labels = Vec::new();
             for key in keys.iter().take(MAX_NAMED) {
-                match m.get(Conn::from(&mut guard), key).await {
+                match m.get(Conn::from(&mut on), key).await {
                     Ok(r) => labels.push(r.label),
                     Err(e) => return u.data_error(&e),
                 }
@@ -323,7 +361,7 @@ pub(super) async fn bulk(i: usize, u: AdminUser, tx: Tx, req: Request) -> Respon
                 }
                 let mut n = 0_i64;
                 for key in &keys {
-                    match count_refs(&mut guard, meta, sql, key).await {
+                    match count_refs(&mut on, meta, sql, key).await {
                         Ok(c) => n += c,
                         Err(e) => return u.data_error(&e),
                     }
@@ -357,7 +395,7 @@ pub(super) async fn bulk(i: usize, u: AdminUser, tx: Tx, req: Request) -> Respon
             );
         }
         for key in &keys {
-            let gone = match m.delete(Conn::from(&mut guard), &u, key).await {
+            let gone = match m.delete(Conn::from(&mut on), &u, key).await {
                 Ok(r) => r,
                 Err(Invalid::Fields(errors)) => {
                     let message: Vec<String> = errors.into_iter().map(|(_, m)| m).collect();
@@ -366,7 +404,7 @@ pub(super) async fn bulk(i: usize, u: AdminUser, tx: Tx, req: Request) -> Respon
                 Err(Invalid::Data(e)) => return u.data_error(&e),
             };
             if let Err(e) = audit::record(
-                Conn::from(&mut guard),
+                Conn::from(&mut on),
                 u.user(),
                 meta,
                 "delete",
@@ -384,7 +422,7 @@ pub(super) async fn bulk(i: usize, u: AdminUser, tx: Tx, req: Request) -> Respon
             keys.len()
         ));
     }
-    let changed = match m.act(Conn::from(&mut guard), &action, &keys).await {
+    let changed = match m.act(Conn::from(&mut on), &action, &keys).await {
         Ok(c) => c,
         Err(Invalid::Fields(errors)) => {
             let message: Vec<String> = errors.into_iter().map(|(_, m)| m).collect();
@@ -395,7 +433,7 @@ pub(super) async fn bulk(i: usize, u: AdminUser, tx: Tx, req: Request) -> Respon
     let what = format!("action:{action}");
     for (before, after) in &changed {
         if let Err(e) = audit::record(
-            Conn::from(&mut guard),
+            Conn::from(&mut on),
             u.user(),
             meta,
             &what,
@@ -412,7 +450,7 @@ pub(super) async fn bulk(i: usize, u: AdminUser, tx: Tx, req: Request) -> Respon
 
 /// How many rows of another table reference the row `key`.
 pub(super) async fn count_refs(
-    on: &mut tern_data::TxGuard<'_>,
+    on: &mut Conn<'_>,
     meta: &ModelMeta,
     sql: &'static str,
     key: &str,

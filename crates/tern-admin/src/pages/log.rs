@@ -29,7 +29,7 @@ pub(super) fn log_row(state: &State, e: &audit::Entry) -> LogRow {
 
 /// `GET {prefix}/log/`: the latest entries of the models the user may
 /// view; `?model=<table>`, `&object=<key>`, `?user=<username>` narrow it.
-pub(super) async fn log_list(u: AdminUser, tx: Tx, uri: Uri) -> Response {
+pub(super) async fn log_list(u: AdminUser, uri: Uri) -> Response {
     let state = Arc::clone(&u.state);
     let pairs = match FormInput::parse(uri.query().unwrap_or_default().as_bytes()) {
         Ok(f) => f,
@@ -43,10 +43,10 @@ pub(super) async fn log_list(u: AdminUser, tx: Tx, uri: Uri) -> Response {
         pairs.get("object").unwrap_or_default(),
         pairs.get("user").unwrap_or_default(),
     );
-    let mut guard = tx.lock().await;
+    let mut on = Conn::from(u.db.pool());
     let tables: Vec<&'static str> = state.models.iter().map(|m| m.meta().table).collect();
     let entries = audit::visible(
-        Conn::from(&mut guard),
+        Conn::from(&mut on),
         &u.perms,
         &tables,
         (model.as_deref().unwrap_or_default(), object, user),
@@ -96,10 +96,10 @@ pub(super) async fn log_list(u: AdminUser, tx: Tx, uri: Uri) -> Response {
 
 /// `GET {prefix}/log/{id}`: one entry, its changed fields before and
 /// after.
-pub(super) async fn log_one(u: AdminUser, tx: Tx, Path(id): Path<i64>) -> Response {
+pub(super) async fn log_one(u: AdminUser, Path(id): Path<i64>) -> Response {
     let state = Arc::clone(&u.state);
-    let mut guard = tx.lock().await;
-    let entry = match audit::one(Conn::from(&mut guard), id).await {
+    let mut on = Conn::from(u.db.pool());
+    let entry = match audit::one(Conn::from(&mut on), id).await {
         Ok(e) => e,
         Err(e) => return u.data_error(&e),
     };

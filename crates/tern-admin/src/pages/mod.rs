@@ -66,25 +66,19 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(
         } else {
             "{key}"
         };
-        let list: MethodRouter<S> = get(
-            move |u: AdminUser, tx: Tx, s: Settings<AdminSettings>, uri: Uri| {
-                list(i, u, tx, s, uri)
-            },
-        )
-        .post(move |u: AdminUser, tx: Tx, req: Request| bulk(i, u, tx, req));
+        let list: MethodRouter<S> =
+            get(move |u: AdminUser, s: Settings<AdminSettings>, uri: Uri| list(i, u, s, uri))
+                .post(move |u: AdminUser, tx: Tx, req: Request| bulk(i, u, tx, req));
         let add: MethodRouter<S> =
-            get(move |u: AdminUser, tx: Tx, s: Settings<AdminSettings>| add_form(i, u, tx, s))
-                .post(
-                    move |u: AdminUser, tx: Tx, s: Settings<AdminSettings>, req: Request| {
-                        add_save(i, u, tx, s, req)
-                    },
-                );
+            get(move |u: AdminUser, s: Settings<AdminSettings>| add_form(i, u, s)).post(
+                move |u: AdminUser, tx: Tx, s: Settings<AdminSettings>, req: Request| {
+                    add_save(i, u, tx, s, req)
+                },
+            );
         let edit: MethodRouter<S> = get(
-            move |u: AdminUser,
-                  tx: Tx,
-                  s: Settings<AdminSettings>,
-                  Path(k): Path<String>,
-                  uri: Uri| edit_form(i, u, tx, s, k, uri),
+            move |u: AdminUser, s: Settings<AdminSettings>, Path(k): Path<String>, uri: Uri| {
+                edit_form(i, u, s, k, uri)
+            },
         )
         .post(
             move |u: AdminUser,
@@ -94,7 +88,7 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(
                   req: Request| edit_save(i, u, tx, s, k, req),
         );
         let delete: MethodRouter<S> =
-            get(move |u: AdminUser, tx: Tx, Path(k): Path<String>| delete_form(i, u, tx, k)).post(
+            get(move |u: AdminUser, Path(k): Path<String>| delete_form(i, u, k)).post(
                 move |u: AdminUser, tx: Tx, Path(k): Path<String>, req: Request| {
                     delete_save(i, u, tx, k, req)
                 },
@@ -226,7 +220,18 @@ pub(crate) fn error_page(
     render(
         status,
         DeniedPage {
-            chrome: chrome(state, session, title, None, Vec::new()),
+            // The page is none of the trail's: it ends at this one,
+            // not linked.
+            chrome: chrome(
+                state,
+                session,
+                title,
+                None,
+                vec![Link {
+                    label: title.to_owned(),
+                    href: String::new(),
+                }],
+            ),
             message: message.to_owned(),
         },
     )
