@@ -124,7 +124,8 @@ const noteText = async (page, id) => {
   const res = await page.request.get(`${admin}/notes/${id}`);
   if (res.status() !== 200) fail(`GET /admin/notes/${id} answered ${res.status()}`);
   const html = await res.text();
-  const m = html.match(/name="text"[^>]*value="([^"]*)"/) || html.match(/<dt>Text<\/dt><dd>([^<]*)<\/dd>/);
+  const m = html.match(/<textarea id="field-text" name="text"[^>]*>([^<]*)<\/textarea>/) ||
+    html.match(/<dt>Text<\/dt><dd>([^<]*)<\/dd>/);
   if (!m) fail(`no text on /admin/notes/${id}: ${html.slice(0, 500)}`);
   return m[1].replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&#38;|&amp;/g, "&");
 };
@@ -206,6 +207,10 @@ try {
   // Fixed and saved: the note's page, with the notice.
   const first = `${run} bravo`;
   await page.keyboard.type(first);
+  // The text is a textarea (Enter is a new line): Tab to Save, Enter.
+  await page.keyboard.press("Tab");
+  f = await focused(page);
+  if (f.tag !== "button" || !f.text.startsWith("Save")) fail("Tab from the text is at " + describe(f));
   await go(page, "a note's page after saving", 200, () => page.keyboard.press("Enter"));
   const saved = page.url().match(/\/admin\/notes\/(\d+)\?saved=1$/);
   if (!saved) fail("saving went to " + page.url());
@@ -276,7 +281,7 @@ try {
     await page.selectOption("#" + filter.id, "");
     await go(page, "the list, unfiltered", 200, () => page.click("form[role=search] button[type=submit]"));
   }
-  if (filters.length === 0) console.log("note the notes' list has no filter (no boolean, choice, date or foreign key column): the log's filter is used below");
+  if (filters.length === 0) console.log("note the notes' list has no filter (no boolean, choice, date or foreign key column): the users' list is filtered below");
   await page.screenshot({ path: shots + "/admin-list.png", fullPage: true });
 
   // Bulk delete of two of them, through the confirmation page.
@@ -390,6 +395,15 @@ async function viewOnly(page, id, text) {
   if (await page.$("main [name=is_active]")) await page.check("main [name=is_active]");
   await go(page, "a user's page after saving", 200, () => page.click("main .actions button:text-is('Save')"));
   if (!/\/admin\/tern_users\/\d+\?saved=1$/.test(page.url())) fail("saving the user went to " + page.url());
+  // The users' list filters by a boolean: not superusers shows the
+  // viewer and not `admin`.
+  await open(page, "the users", "/tern_users/");
+  await page.selectOption("#filter-is_superuser", "false");
+  await go(page, "the users, filtered", 200, () => page.click("form[role=search] button[type=submit]"));
+  if (new URL(page.url()).searchParams.get("is_superuser") !== "false") fail("the filter's URL: " + page.url());
+  const names = await page.$$eval("main tbody tr", (rs) => rs.map((r) => r.textContent));
+  if (!names.some((n) => n.includes(viewer)) || names.some((n) => /\badmin\b/.test(n) && !n.includes(viewer)))
+    fail("the users who are not superusers: " + JSON.stringify(names));
   await open(page, "the add permission form", "/tern_admin_permissions/add");
   // The user's option: labelled with the name (and its id after it).
   const option = await page.$$eval("main select[name=user_id] option", (os, v) => {
