@@ -139,7 +139,11 @@ fn migrate_plans_applies_and_says_what_it_did() {
         "{text}"
     );
     assert!(text.contains("applying 0001_admin.sqlite.sql"), "{text}");
-    assert!(text.contains("applied 6 migration(s)"), "{text}");
+    assert!(
+        text.contains("applying 0002_memberships.sqlite.sql"),
+        "{text}"
+    );
+    assert!(text.contains("applied 7 migration(s)"), "{text}");
     let again = showcase(&dir, &["migrate"], &[], None);
     assert!(
         stdout(&again).contains("nothing to apply"),
