@@ -79,6 +79,11 @@
 //! });
 //! ```
 //!
+//! Rules across fields go in [`ModelAdmin::validate`]; a model that is
+//! also a contract (`#[contract]`, tern-contract) gets its rules checked
+//! on every save with `ModelAdmin::contract` (feature `contract`),
+//! each broken rule shown at its field.
+//!
 //! # Who may do what
 //!
 //! Every admin route is in one scope with the request's transaction
@@ -530,6 +535,39 @@ impl<M: Fields + 'static> ModelAdmin<M> {
         self.inner.before_save = Some(f);
         self
     }
+}
+
+#[cfg(feature = "contract")]
+impl<M: Fields + tern_contract::Contract + 'static> ModelAdmin<M> {
+    /// Checks each row the form describes by the model's contract rules
+    /// (`#[contract(length(..), range(..), email, ..)]`) before it is
+    /// written, as a JSON body of that contract would be: each broken
+    /// rule is its field's error (`422`), with the contract's words.
+    /// Feature `contract`.
+    pub fn contract(mut self) -> Self {
+        self.inner.contract = Some(contract_rules::<M>);
+        self
+    }
+}
+
+/// A contract's broken rules as the form's errors: a rule at `/title`
+/// (or `/title/2`) is the column `title`'s, any other the whole form's.
+#[cfg(feature = "contract")]
+fn contract_rules<M: Model + tern_contract::Contract>(row: &M) -> Result<(), FieldErrors> {
+    let Err(broken) = row.validate() else {
+        return Ok(());
+    };
+    Err(broken
+        .iter()
+        .map(|v| {
+            let name = v.pointer.trim_start_matches('/').split('/').next();
+            let column = M::COLUMNS
+                .iter()
+                .find(|c| Some(c.name) == name)
+                .map_or("", |c| c.name);
+            (column, v.detail.clone())
+        })
+        .collect())
 }
 
 /// Adds the admin to `app`: its settings (`ADMIN_*`, [`AdminSettings`]),

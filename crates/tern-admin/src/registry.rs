@@ -166,6 +166,8 @@ pub(crate) struct Registered<M: Fields> {
     pub(crate) show: Option<fn(&M) -> String>,
     pub(crate) before_save: Option<fn(&mut M, &User, bool)>,
     pub(crate) validate: Option<ValidateFn<M>>,
+    /// The model's contract rules (`ModelAdmin::contract`).
+    pub(crate) contract: Option<ValidateFn<M>>,
     pub(crate) actions: Vec<(&'static str, ActionFn<M>)>,
 }
 
@@ -177,6 +179,7 @@ impl<M: Fields + 'static> Registered<M> {
             show: None,
             before_save: None,
             validate: None,
+            contract: None,
             actions: Vec::new(),
         }
     }
@@ -240,8 +243,16 @@ impl<M: Fields + 'static> Registered<M> {
         if !outside.is_empty() {
             return Err(Invalid::Fields(outside));
         }
-        if let Some(validate) = self.validate {
-            validate(&row).map_err(Invalid::Fields)?;
+        // The contract's rules and the admin's check: every problem of
+        // both, one page.
+        let mut problems = Vec::new();
+        for check in [self.contract, self.validate].into_iter().flatten() {
+            if let Err(mut found) = check(&row) {
+                problems.append(&mut found);
+            }
+        }
+        if !problems.is_empty() {
+            return Err(Invalid::Fields(problems));
         }
         Ok(row)
     }

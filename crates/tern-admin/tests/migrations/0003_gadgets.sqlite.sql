@@ -16,3 +16,11 @@ CREATE TABLE parts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     kit_id BLOB NOT NULL REFERENCES kits (id) ON DELETE CASCADE
 );
+
+-- A model that is also a contract (its rules checked on each save).
+CREATE TABLE reviews (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    title TEXT NOT NULL,
+    email TEXT NOT NULL,
+    stars BIGINT NOT NULL
+);
