@@ -252,6 +252,9 @@ pub(crate) struct FieldView {
 #[template(path = "admin/form.html")]
 pub(crate) struct FormPage {
     pub(crate) chrome: Chrome,
+    /// An edit form's `_version`: the digest of the row it shows (empty
+    /// when adding or read-only).
+    pub(crate) version: String,
     /// Where the form posts (this page's URL).
     pub(crate) action: String,
     /// No `<form>`: values as text (view permission only).

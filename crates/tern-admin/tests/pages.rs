@@ -868,3 +868,58 @@ async fn a_large_table_is_a_key_filter() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_edit_over_someone_elses_change_is_refused() {
+    for backend in BACKENDS {
+        let Some(s) = site(backend).await else {
+            continue;
+        };
+        let root = s.staff("root", true).await;
+        let post = s.post_row("original", "draft", "secret").await;
+        let page = format!("/admin/posts/{}", post.id);
+        let html = s.get(Some(&root), &page).await.text();
+        let version = html
+            .split(r#"name="_version" value=""#)
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap()
+            .to_owned();
+        assert_eq!(version.len(), 32, "{version}");
+        // Another staff user (another process) saves first.
+        tern_data::query("UPDATE posts SET title = 'theirs' WHERE id = $1")
+            .bind(post.id)
+            .execute(s.db.pool())
+            .await
+            .unwrap();
+        let mine = [
+            ("_version", version.as_str()),
+            ("title", "mine"),
+            ("status", "draft"),
+            ("secret", "secret"),
+        ];
+        let res = s.post(&root, &page, &mine).await;
+        assert_eq!(res.status(), 409, "{backend:?}: {}", res.text());
+        let html = res.text();
+        has(&html, "Someone else changed this row");
+        has(&html, r#"value="theirs""#);
+        assert_eq!(s.find(post.id).await.unwrap().title, "theirs");
+        // Saved again from the page as it is now.
+        let now = html
+            .split(r#"name="_version" value=""#)
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap()
+            .to_owned();
+        assert_ne!(now, version);
+        let again = [
+            ("_version", now.as_str()),
+            ("title", "mine"),
+            ("status", "draft"),
+            ("secret", "secret"),
+        ];
+        let res = s.post(&root, &page, &again).await;
+        assert_eq!(res.status(), 303, "{backend:?}: {}", res.text());
+        assert_eq!(s.find(post.id).await.unwrap().title, "mine");
+    }
+}

@@ -51,6 +51,30 @@ pub(super) async fn fk_options(
     Ok(out)
 }
 
+/// A row's version: a digest of its values (SHA-256, the first 16
+/// bytes in hex), the same in every process. An edit form carries the
+/// version it showed; a save whose row has another is refused (`409`).
+pub(super) fn version_of(record: &Record) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for v in &record.values {
+        let (tag, text): (u8, std::borrow::Cow<'_, str>) = match v {
+            FieldValue::Null => (0, "".into()),
+            FieldValue::Text(t) => (1, t.as_str().into()),
+            FieldValue::Bool(b) => (2, if *b { "1" } else { "0" }.into()),
+            FieldValue::Secret(t) => (3, t.as_str().into()),
+            FieldValue::Binary(n) => (4, n.to_string().into()),
+        };
+        hash.update([tag]);
+        hash.update((text.len() as u64).to_le_bytes());
+        hash.update(text.as_bytes());
+    }
+    hash.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// A referenced row's name in a select: "note 5" names its key
 /// already; "Ada" gets "(5)".
 pub(super) fn fk_label(key: &str, label: &str) -> String {
@@ -265,6 +289,10 @@ pub(super) fn form_page(
         ),
     };
     FormPage {
+        version: match record {
+            Some(r) if !read_only => version_of(r),
+            _ => String::new(),
+        },
         chrome: chrome(
             state,
             Some(&u.session),
@@ -473,6 +501,23 @@ pub(super) async fn edit_save(
         Ok(o) => o,
         Err(e) => return u.data_error(&e),
     };
+    // Changed by someone else since this form was opened: the row as it
+    // is now, to review, and nothing written. (A form without
+    // `_version`, a script's, is not checked.)
+    if form
+        .get("_version")
+        .is_some_and(|v| v != version_of(&record))
+    {
+        let errors = vec![(
+            "",
+            "Someone else changed this row after you opened it. It is shown as it is now: make your change again."
+                .to_owned(),
+        )];
+        return render(
+            StatusCode::CONFLICT,
+            form_page(&u, meta, Some(&record), None, &errors, false, "", &fk),
+        );
+    }
     let (before, after) = match m.update(Conn::from(&mut on), &u, &key, &form).await {
         Ok(r) => r,
         Err(e) => return refused(&u, meta, Some(&record), &form, &fk, e),
