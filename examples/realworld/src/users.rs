@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tern::{extract::ClientIp, settings::Settings, Json, StatusCode};
 use tern_auth::{Accounts, Authenticated, NewToken, NewUser, Passwords, User, UserChange};
-use tern_data::{query, Db, Pool, Row};
+use tern_data::{query, Conn, Db, Row, Tx};
 
 use crate::{required, Error};
 
@@ -79,12 +79,16 @@ pub async fn current(Db(pool): Db, auth: Authenticated) -> Result<Json<Value>, E
 
 /// `PUT /api/user`: any of username, email, password, bio, image.
 pub async fn update(
-    Db(pool): Db,
+    tx: Tx,
     auth: Authenticated,
     Settings(accounts): Settings<Accounts>,
     Settings(passwords): Settings<Passwords>,
     Json(UserBody { user: change }): Json<UserBody<UserIn>>,
 ) -> Result<Json<Value>, Error> {
+    // One transaction: the name, the password and the profile change
+    // together or not at all.
+    let mut guard = tx.lock().await;
+    let mut on = Conn::from(&mut guard);
     let mut user = auth.user.clone();
     if change.username.is_some() || change.email.is_some() {
         let mut edit = UserChange::new(user.id);
@@ -94,10 +98,10 @@ pub async fn update(
         if let Some(email) = &change.email {
             edit = edit.email(email);
         }
-        user = edit.apply(&pool).await?;
+        user = edit.apply(&mut on).await?;
     }
     if let Some(password) = &change.password {
-        tern_auth::set_password(&pool, &accounts, &passwords, user.id, password).await?;
+        tern_auth::set_password(&mut on, &accounts, &passwords, user.id, password).await?;
     }
     if change.bio.is_some() || change.image.is_some() {
         query(
@@ -108,17 +112,21 @@ pub async fn update(
         .bind(user.id)
         .bind(change.bio)
         .bind(change.image)
-        .execute(&pool)
+        .execute(&mut on)
         .await?;
     }
-    answer(&pool, &user, auth.token().unwrap_or_default()).await
+    answer(on, &user, auth.token().unwrap_or_default()).await
 }
 
 /// `{"user": {email, token, username, bio, image}}`.
-async fn answer(pool: &Pool, user: &User, token: &str) -> Result<Json<Value>, Error> {
+async fn answer<'c>(
+    on: impl Into<Conn<'c>>,
+    user: &User,
+    token: &str,
+) -> Result<Json<Value>, Error> {
     let bio = query("SELECT bio, image FROM profiles WHERE user_id = $1")
         .bind(user.id)
-        .fetch_optional::<Bio>(pool)
+        .fetch_optional::<Bio>(on)
         .await?
         .unwrap_or_default();
     Ok(Json(json!({ "user": {

@@ -394,3 +394,35 @@ async fn production_settings_with_a_front_end_elsewhere() {
     assert_eq!(forged.status(), 403, "{}", forged.text());
     assert_eq!(errors(&forged).len(), 1);
 }
+
+#[tokio::test]
+async fn an_update_is_one_transaction() {
+    for backend in BACKENDS {
+        let Some(url) = fresh(backend).await else {
+            continue;
+        };
+        let client = client(&url).await;
+        let api = Api { client: &client };
+        let alice = api.register("alice").await;
+        // The new name is written first, then the password is refused:
+        // nothing of the change stays.
+        let change = json!({"user": {"username": "alice2", "bio": "new", "password": "short"}});
+        let res = api.call("PUT", "/user", Some(&alice), Some(change)).await;
+        assert_eq!(res.status(), 422, "{backend:?}: {}", res.text());
+        let res = api.call("GET", "/user", Some(&alice), None).await;
+        let user: Value = res.json();
+        assert_eq!(user["user"]["username"], "alice", "{backend:?}: {user}");
+        assert_eq!(user["user"]["bio"], Value::Null, "{backend:?}: {user}");
+        // A change that holds is written whole.
+        let change = json!({"user": {"username": "alice2", "bio": "new", "password": "a new long password"}});
+        let res = api.call("PUT", "/user", Some(&alice), Some(change)).await;
+        assert_eq!(res.status(), 200, "{backend:?}: {}", res.text());
+        let login =
+            json!({"user": {"email": "alice@example.com", "password": "a new long password"}});
+        let res = api.call("POST", "/users/login", None, Some(login)).await;
+        assert_eq!(res.status(), 200, "{backend:?}: {}", res.text());
+        let user: Value = res.json();
+        assert_eq!(user["user"]["username"], "alice2");
+        assert_eq!(user["user"]["bio"], "new");
+    }
+}
