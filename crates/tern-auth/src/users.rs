@@ -519,7 +519,15 @@ impl<'a> UserChange<'a> {
         self
     }
 
-    /// Makes the change: the user as it is now.
+    /// Makes the change: the user as it is now, on the pool or in the
+    /// request's transaction (`Conn`).
+    ///
+    /// With the Redis session store (`AUTH_STORE=redis`) a session keeps
+    /// the name and flags it was made with: after taking a right away
+    /// (staff, superuser), or after a rename, end the user's sessions
+    /// ([`end_all_sessions`](crate::end_all_sessions)) for it to count at
+    /// once, as the admin's users page does. The database store reads
+    /// them afresh on every request.
     pub async fn apply<'c>(self, on: impl Into<Conn<'c>>) -> Result<User, AuthError> {
         let mut on = on.into();
         let (username, username_key) = self.username.map(normalize).transpose()?.unzip();
