@@ -857,6 +857,24 @@ fn for_sqlite(values: &[Value]) -> Vec<Value> {
         .collect()
 }
 
+/// The window count's column in a list's statement.
+const TOTAL: &str = "_tern_total";
+
+/// A row and the count of every row its list matches.
+struct Counted<M>(M, i64);
+
+impl<'r, R, M> sqlx::FromRow<'r, R> for Counted<M>
+where
+    R: sqlx::Row,
+    M: sqlx::FromRow<'r, R>,
+    &'static str: sqlx::ColumnIndex<R>,
+    i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    fn from_row(row: &'r R) -> Result<Self, sqlx::Error> {
+        Ok(Counted(M::from_row(row)?, row.try_get(TOTAL)?))
+    }
+}
+
 pub(crate) async fn list_rows<M: Model>(
     mut conn: Conn<'_>,
     list: &List,
@@ -885,49 +903,43 @@ pub(crate) async fn list_rows<M: Model>(
     };
     let (limit, offset) = list.slice.limit_offset();
     let count = format!("SELECT COUNT(*) FROM \"{}\"{filter}", M::TABLE);
+    // One statement: the page's rows, each with the count of every row
+    // that matches (a window over the filtered rows, before `LIMIT`).
+    // Only a page past the end (no row to carry the count) asks again.
+    let from = format!(" FROM \"{}\"", M::TABLE);
     let rows = format!(
         "{}{filter} ORDER BY {order} LIMIT {limit} OFFSET {offset}",
-        M::SELECT_ALL
+        M::SELECT_ALL.replacen(
+            &from,
+            &format!(", COUNT(*) OVER () AS \"{TOTAL}\"{from}"),
+            1
+        )
     );
     // Identifiers above are the model's constants and numbers are ours;
     // every client value is in `values`, bound.
+    macro_rules! page_on {
+        ($on:expr) => {{
+            let items: Vec<Counted<M>> = bind(sqlx::query_as(AssertSqlSafe(rows)), &values)
+                .fetch_all($on)
+                .await?;
+            let total = match items.first() {
+                Some(first) => first.1,
+                None if offset == 0 => 0,
+                None => {
+                    let (total,): (i64,) = bind(sqlx::query_as(AssertSqlSafe(count)), &values)
+                        .fetch_one($on)
+                        .await?;
+                    total
+                }
+            };
+            (total, items.into_iter().map(|c| c.0).collect::<Vec<M>>())
+        }};
+    }
     let (total, items) = match &mut conn {
-        Conn::Pool(Pool::Sqlite(p)) => {
-            let (total,): (i64,) = bind(sqlx::query_as(AssertSqlSafe(count)), &values)
-                .fetch_one(p)
-                .await?;
-            let items = bind(sqlx::query_as(AssertSqlSafe(rows)), &values)
-                .fetch_all(p)
-                .await?;
-            (total, items)
-        }
-        Conn::Pool(Pool::Postgres(p)) => {
-            let (total,): (i64,) = bind(sqlx::query_as(AssertSqlSafe(count)), &values)
-                .fetch_one(p)
-                .await?;
-            let items = bind(sqlx::query_as(AssertSqlSafe(rows)), &values)
-                .fetch_all(p)
-                .await?;
-            (total, items)
-        }
-        Conn::Tx(Transaction::Sqlite(t)) => {
-            let (total,): (i64,) = bind(sqlx::query_as(AssertSqlSafe(count)), &values)
-                .fetch_one(&mut **t)
-                .await?;
-            let items = bind(sqlx::query_as(AssertSqlSafe(rows)), &values)
-                .fetch_all(&mut **t)
-                .await?;
-            (total, items)
-        }
-        Conn::Tx(Transaction::Postgres(t)) => {
-            let (total,): (i64,) = bind(sqlx::query_as(AssertSqlSafe(count)), &values)
-                .fetch_one(&mut **t)
-                .await?;
-            let items = bind(sqlx::query_as(AssertSqlSafe(rows)), &values)
-                .fetch_all(&mut **t)
-                .await?;
-            (total, items)
-        }
+        Conn::Pool(Pool::Sqlite(p)) => page_on!(&*p),
+        Conn::Pool(Pool::Postgres(p)) => page_on!(&*p),
+        Conn::Tx(Transaction::Sqlite(t)) => page_on!(&mut **t),
+        Conn::Tx(Transaction::Postgres(t)) => page_on!(&mut **t),
     };
     Ok(Page::new(
         items,
