@@ -936,8 +936,8 @@ pub(crate) async fn list_rows<M: Model>(
         }};
     }
     let (total, items) = match &mut conn {
-        Conn::Pool(Pool::Sqlite(p)) => page_on!(&*p),
-        Conn::Pool(Pool::Postgres(p)) => page_on!(&*p),
+        Conn::Pool(Pool::Sqlite(p)) => page_on!(p),
+        Conn::Pool(Pool::Postgres(p)) => page_on!(p),
         Conn::Tx(Transaction::Sqlite(t)) => page_on!(&mut **t),
         Conn::Tx(Transaction::Postgres(t)) => page_on!(&mut **t),
     };
