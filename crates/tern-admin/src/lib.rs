@@ -239,6 +239,9 @@ pub(crate) struct State {
     pub(crate) models: Vec<Box<dyn AdminModel>>,
     /// admin.css's hashed URL.
     pub(crate) css_url: String,
+    /// Each model's row count, one statement: `SELECT 0, COUNT(*) FROM
+    /// "a" UNION ALL SELECT 1, COUNT(*) FROM "b" ..` (index, count).
+    pub(crate) counts_sql: &'static str,
 }
 
 /// The admin to install: its prefix, its title and its models.
@@ -627,7 +630,25 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>, admin: Admin) -> A
     let files = StaticFiles::embedded::<AdminFiles>()
         .mount(&format!("{prefix}/static"))
         .cache_control("no-cache");
+    let counts_sql = if models.is_empty() {
+        "SELECT 0, 0 WHERE 1 = 0"
+    } else {
+        leak(
+            models
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    format!(
+                        "SELECT CAST({i} AS BIGINT), COUNT(*) FROM \"{}\"",
+                        m.meta().table
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" UNION ALL "),
+        )
+    };
     let state = Arc::new(State {
+        counts_sql,
         css_url: files.url("admin.css"),
         prefix: prefix.clone(),
         title,

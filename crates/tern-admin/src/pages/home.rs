@@ -58,16 +58,21 @@ pub(super) async fn login(session: Option<Session>, uri: Uri, req: Request) -> R
 pub(super) async fn dashboard(u: AdminUser) -> Response {
     let state = Arc::clone(&u.state);
     let mut on = Conn::from(u.db.pool());
+    // Every model's count in one statement (`State::counts_sql`).
+    let counts: Vec<(i64, i64)> = match query(state.counts_sql).fetch_all(&mut on).await {
+        Ok(c) => c,
+        Err(e) => return u.data_error(&e),
+    };
     let mut models = Vec::new();
-    for m in &state.models {
+    for (i, m) in state.models.iter().enumerate() {
         let meta = m.meta();
         if !u.perms.allows(meta.table, Action::View) {
             continue;
         }
-        let count: i64 = match query(meta.count_sql).scalar(&mut on).await {
-            Ok(n) => n,
-            Err(e) => return u.data_error(&e),
-        };
+        let count = counts
+            .iter()
+            .find(|(n, _)| usize::try_from(*n) == Ok(i))
+            .map_or(0, |(_, c)| *c);
         models.push(ModelRow {
             plural: capitalised(meta.plural),
             list_href: list_href(&state, meta),
