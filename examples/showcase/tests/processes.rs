@@ -454,7 +454,7 @@ fn admin_edit_on_one_process_is_seen_on_the_other() {
         let (status, _, page) = exchange(port, "GET", &note, &[html, cookie], "");
         assert_eq!(status, 200, "port {port}: {page}");
         assert!(
-            page.contains(r#"value="edited on A, read on B""#),
+            page.contains(">edited on A, read on B</textarea>"),
             "port {port}: {page}"
         );
         assert!(!page.contains("written on A"), "port {port}: {page}");
@@ -497,4 +497,109 @@ fn admin_edit_on_one_process_is_seen_on_the_other() {
         changes.contains("written on A") && changes.contains("edited on A, read on B"),
         "{page}"
     );
+}
+
+/// Rights are shared state too: with sessions in Redis
+/// (`AUTH_STORE=redis`, which keeps a session's flags), a staff user made
+/// on process A's users page and logged in through B loses the admin on
+/// B the moment a superuser takes staff away on A (the admin ends the
+/// user's sessions in Redis).
+#[test]
+fn a_demotion_on_one_process_ends_the_admin_on_the_other() {
+    // .ci/run sets both.
+    let (Some(redis), Some(database)) = (tern::test::service_url("REDIS_URL"), fresh_postgres())
+    else {
+        return;
+    };
+    let prefix = unique("demotion");
+    let password = "the admin on two processes";
+    let shared = [
+        ("DATABASE_URL", database.as_str()),
+        (
+            "SECRET_KEY",
+            "a-shared-secret-key-for-both-showcase-processes",
+        ),
+        ("SHOWCASE_ADMIN_PASSWORD", password),
+        ("AUTH_STORE", "redis"),
+        ("AUTH_REDIS_URL", redis.as_str()),
+        ("AUTH_REDIS_PREFIX", prefix.as_str()),
+    ];
+    let a = Showcase::start(&shared);
+    let b = Showcase::start(&shared);
+    let html = ("Accept", "text/html");
+    let form = ("Content-Type", "application/x-www-form-urlencoded");
+    // A login on `port`: its cookie and the session's CSRF token.
+    let login = |port: u16, name: &str, secret: &str| {
+        let body = format!(
+            "username={}&password={}",
+            support::form_encode(name),
+            support::form_encode(secret)
+        );
+        let (status, head, page) = exchange(
+            port,
+            "POST",
+            "/auth/login?next=%2Fadmin%2F",
+            &[html, form],
+            &body,
+        );
+        assert_eq!(status, 303, "{head}\n{page}");
+        let cookie = header(&head, "set-cookie")
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        let (status, _, page) = exchange(
+            port,
+            "GET",
+            "/admin/",
+            &[html, ("Cookie", cookie.as_str())],
+            "",
+        );
+        assert_eq!(status, 200, "{page}");
+        let token = page
+            .split(r#"name="csrf_token" value=""#)
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap()
+            .to_owned();
+        (cookie, token)
+    };
+    let (root, token) = login(a.port, "admin", password);
+    let as_root = ("Cookie", root.as_str());
+    // A staff user, made on A's users page.
+    let staff_password = "a staff password on two processes";
+    let body = format!(
+        "csrf_token={token}&username=ed&email=ed%40example.com&is_staff=on&password={p}&password2={p}",
+        p = support::form_encode(staff_password)
+    );
+    let (status, head, page) = exchange(
+        a.port,
+        "POST",
+        "/admin/tern_users/add",
+        &[html, form, as_root],
+        &body,
+    );
+    assert_eq!(status, 303, "{head}\n{page}");
+    let user = header(&head, "location")
+        .unwrap()
+        .trim_end_matches("?saved=1")
+        .to_owned();
+    // Logged in on B: the admin opens (no model rights, but staff).
+    let (ed, _) = login(b.port, "ed", staff_password);
+    let as_ed = ("Cookie", ed.as_str());
+    // Staff taken away on A (active kept).
+    let body = format!("csrf_token={token}&username=ed&email=ed%40example.com&is_active=on");
+    let (status, head, page) = exchange(a.port, "POST", &user, &[html, form, as_root], &body);
+    assert_eq!(status, 303, "{head}\n{page}");
+    // On B, at once: the session is gone, the admin asks for a login.
+    let (status, head, _) = exchange(b.port, "GET", "/admin/", &[html, as_ed], "");
+    assert_eq!(status, 303, "{head}");
+    assert!(
+        header(&head, "location").is_some_and(|l| l.starts_with("/admin/login")),
+        "{head}"
+    );
+    // The superuser's own session, on B too, is untouched.
+    let (status, _, _) = exchange(b.port, "GET", "/admin/", &[html, as_root], "");
+    assert_eq!(status, 200);
 }
