@@ -189,7 +189,15 @@ impl<M: Fields + 'static> Registered<M> {
         let values = row.values();
         let label = match self.show {
             Some(show) => show(row),
-            None => format!("{} {key}", self.meta.name),
+            // Not `format!`: a list makes one per row.
+            None => {
+                let name = self.meta.name;
+                let mut label = String::with_capacity(name.len() + 1 + key.len());
+                label.push_str(name);
+                label.push(' ');
+                label.push_str(&key);
+                label
+            }
         };
         Record { key, label, values }
     }
