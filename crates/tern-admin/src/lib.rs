@@ -242,6 +242,8 @@ pub(crate) struct State {
     /// Each model's row count, one statement: `SELECT 0, COUNT(*) FROM
     /// "a" UNION ALL SELECT 1, COUNT(*) FROM "b" ..` (index, count).
     pub(crate) counts_sql: &'static str,
+    /// The logout form's action: tern-auth's, back to the login page.
+    pub(crate) logout_action: String,
 }
 
 /// The admin to install: its prefix, its title and its models.
@@ -648,6 +650,10 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>, admin: Admin) -> A
         )
     };
     let state = Arc::new(State {
+        logout_action: format!(
+            "/auth/logout?next={}",
+            pages::encode(&format!("{prefix}/login"))
+        ),
         counts_sql,
         css_url: files.url("admin.css"),
         prefix: prefix.clone(),
