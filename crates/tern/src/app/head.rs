@@ -9,7 +9,10 @@ use http::{Method, StatusCode};
 use tern_core::{response::IntoResponse, Problem, Request, Response};
 
 use super::{request_id::next_request_id, Shared};
-use crate::context::{Ctx, PathParams};
+use crate::{
+    context::{Ctx, PathParams},
+    metrics::http::Reason,
+};
 
 /// Checks done before any middleware: the protocol rules
 /// (`crate::protocol::check_request`), then `ALLOWED_HOSTS`; then the
@@ -20,14 +23,17 @@ pub(super) fn prepare(
     req: &Request,
     peer: Option<SocketAddr>,
     drain: Option<Arc<crate::drain::DrainState>>,
-) -> Result<Ctx, Response> {
+) -> Result<Ctx, (Response, Reason)> {
     let config = &shared.config;
     crate::protocol::check_request(req, config.limits.max_body_bytes)?;
     // The built-in health check answers whatever the host: orchestrators'
     // probes (Kubernetes) name the pod's address, not a public host, and
     // `ok` tells a forged host nothing (docs/configuration.md).
+    // The built-in metrics too: scrapers name the pod's address, and the
+    // metrics need their token in production.
     let health_probe = matches!(*req.method(), Method::GET | Method::HEAD)
-        && shared.table.builtin_health() == Some(req.uri().path());
+        && (shared.table.builtin_health() == Some(req.uri().path())
+            || shared.metrics_path.as_deref() == Some(req.uri().path()));
     if !config.allowed_hosts.is_empty() && !health_probe {
         let host = crate::extract::host_of(req);
         let allowed = host.is_some_and(|h| {
@@ -35,12 +41,15 @@ pub(super) fn prepare(
             config.allowed_hosts.iter().any(|p| p.matches(name))
         });
         if !allowed {
-            return Err(Problem::new(StatusCode::BAD_REQUEST)
-                .with_detail(match host {
-                    Some(h) => format!("the host `{h}` is not served here (see ALLOWED_HOSTS)"),
-                    None => "the request names no host (see ALLOWED_HOSTS)".to_owned(),
-                })
-                .into_response());
+            return Err((
+                Problem::new(StatusCode::BAD_REQUEST)
+                    .with_detail(match host {
+                        Some(h) => format!("the host `{h}` is not served here (see ALLOWED_HOSTS)"),
+                        None => "the request names no host (see ALLOWED_HOSTS)".to_owned(),
+                    })
+                    .into_response(),
+                Reason::Host,
+            ));
         }
     }
     let trusted_id = if shared.is_trusted_proxy(peer) {

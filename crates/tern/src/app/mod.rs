@@ -98,6 +98,7 @@ pub struct App<S = ()> {
     on_start: Vec<crate::start::StartHook>,
     #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     commands: CommandLine,
+    metrics: crate::metrics::Metrics,
 }
 
 impl<S> fmt::Debug for App<S> {
@@ -144,6 +145,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             setting_defaults: Vec::new(),
             on_start: Vec::new(),
             commands: CommandLine::default(),
+            metrics: crate::metrics::Metrics::default(),
         }
     }
 
@@ -483,6 +485,13 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         }
     }
 
+    /// The app's metrics: batteries and apps register their counters,
+    /// gauges and histograms here at install (see [`crate::metrics`]).
+    /// They are served at `TERN_METRICS_PATH` when `TERN_METRICS` is on.
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.metrics
+    }
+
     /// The configuration set with [`config`](App::config), if any.
     pub fn configured(&self) -> Option<&Config> {
         self.config.as_ref()
@@ -513,6 +522,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             setting_defaults,
             on_start: _,
             commands: _,
+            metrics,
         } = self;
         let config = crate::settings::with_defaults(&config, &setting_defaults, &settings)
             .map_err(BuildError::config)?;
@@ -547,6 +557,31 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
                 });
             }
         }
+        // `/metrics`, unless the app has a route of its own there.
+        let builtin_metrics = config.metrics
+            && !routes
+                .iter()
+                .any(|e| e.path == config.metrics_path && e.host.is_none());
+        if builtin_metrics {
+            routes.push(Entry::new(
+                config.metrics_path.clone(),
+                crate::metrics::endpoint::method_router(
+                    metrics.clone(),
+                    config.metrics_token.clone(),
+                ),
+                None,
+            ));
+            listing.push(crate::routing::RouteListing {
+                host: None,
+                path: config.metrics_path.clone(),
+                name: None,
+                methods: vec![crate::routing::MethodListing {
+                    method: "GET".to_owned(),
+                    handler: "(built in: TERN_METRICS)",
+                    middleware: Vec::new(),
+                }],
+            });
+        }
         let middleware = layers.iter().rev().map(LayerFn::name).collect();
         let fallback = fallback.unwrap_or_else(|| Route::from_handler(not_found, ()));
         let table = Arc::new(Table::build(
@@ -570,7 +605,23 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             Some(cors) => chain.layer(&crate::cors::layer(cors)),
             None => chain,
         };
-        let shared = Arc::new(Shared::new(config, renderer, table, settings));
+        let config_metrics_path = config.metrics_path.clone();
+        let http_metrics = config.metrics.then(|| {
+            crate::metrics::http::HttpMetrics::install(
+                &metrics,
+                table.labels().to_vec(),
+                config.workers,
+            )
+        });
+        let shared = Arc::new(Shared::new(
+            config,
+            renderer,
+            table,
+            settings,
+            metrics,
+            http_metrics,
+            builtin_metrics.then_some(config_metrics_path),
+        ));
         Ok(AppService {
             inner: Arc::new(AppInner {
                 chain,

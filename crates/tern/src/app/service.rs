@@ -22,7 +22,15 @@ use super::{
     request_id::next_request_id,
     Shared,
 };
-use crate::{config::Config, context::RequestIdValue, routing::Route};
+use crate::{
+    config::Config,
+    context::RequestIdValue,
+    metrics::{
+        http::{method_index, Answer, Reason},
+        route,
+    },
+    routing::Route,
+};
 
 pub(super) struct AppInner {
     pub(super) chain: Route,
@@ -53,6 +61,16 @@ impl AppService {
         &self.inner.shared.config
     }
 
+    /// The app's metrics (see [`crate::metrics`]).
+    pub fn metrics(&self) -> &crate::metrics::Metrics {
+        &self.inner.shared.metrics
+    }
+
+    /// The server's own metric cells, when `TERN_METRICS` is on.
+    pub(crate) fn http_metrics(&self) -> Option<&crate::metrics::http::HttpMetrics> {
+        self.inner.shared.http_metrics.as_deref()
+    }
+
     /// What a client gets for an HTTP/1 request hyper could not parse,
     /// instead of hyper's bare `status` with an empty body: the same
     /// problem+json as every other answer, with a request ID and the app's
@@ -76,6 +94,14 @@ impl AppService {
             ),
             _ => return None,
         };
+        if let Some(m) = shared.http_metrics.as_deref() {
+            let reason = match status.as_u16() {
+                414 => Reason::UriTooLong,
+                431 => Reason::HeadTooLarge,
+                _ => Reason::Parse,
+            };
+            m.refused(reason, 7, status.as_u16());
+        }
         let mut res = Problem::new(status).with_detail(detail).into_response();
         finish(shared, &mut res, Some(next_request_id()), false, None);
         let (parts, body) = res.into_parts();
@@ -159,10 +185,14 @@ impl AppService {
         drain: Option<Arc<crate::drain::DrainState>>,
     ) -> ResponseFuture {
         let inner = Arc::clone(&self.inner);
+        let metrics = inner.shared.http_metrics.as_deref();
         let state = match prepare(&inner.shared, &req, peer, drain) {
             // Refused before routing (framing, body length, host): the
             // answer still carries a request ID, like every answer Tern makes.
-            Err(mut res) => {
+            Err((mut res, reason)) => {
+                if let Some(m) = metrics {
+                    m.refused(reason, method_index(req.method()), res.status().as_u16());
+                }
                 finish(
                     &inner.shared,
                     &mut res,
@@ -186,6 +216,10 @@ impl AppService {
                         path: req.uri().path().to_owned(),
                     })
                 });
+                let mut metered = metrics.map(|m| {
+                    m.started();
+                    Metered::new(&req)
+                });
                 // The context goes with the request, wherever the chain
                 // takes it; the response future keeps what it needs of it.
                 let (request_id, peer) = (ctx.request_id.clone(), ctx.peer);
@@ -194,8 +228,14 @@ impl AppService {
                 // Routing (and any synchronous part of the chain) runs here.
                 let fut = {
                     let _entered = crate::context::enter(&mut app);
+                    if metered.is_some() {
+                        route::clear();
+                    }
                     inner.chain.call_in(&mut Some(req))
                 };
+                if let Some(metered) = &mut metered {
+                    metered.read_route(inner.shared.table.id());
+                }
                 State::Running {
                     fut,
                     app,
@@ -206,6 +246,7 @@ impl AppService {
                     http1,
                     log,
                     accept,
+                    metered,
                 }
             }
         };
@@ -240,8 +281,44 @@ enum State {
         log: Option<Box<AccessLog>>,
         /// The request's `Accept`, kept only for an app's problem renderer.
         accept: Option<HeaderValue>,
+        /// What the metrics need, when `TERN_METRICS` is on.
+        metered: Option<Metered>,
     },
     Done(Option<Response>),
+}
+
+/// What is kept of a request for its metrics.
+struct Metered {
+    started: std::time::Instant,
+    request_bytes: u64,
+    /// The route's id once the table has routed (`NOT_YET` before).
+    route: u32,
+    method: u8,
+}
+
+const NOT_YET: u32 = u32::MAX;
+
+impl Metered {
+    fn new(req: &Request) -> Self {
+        Metered {
+            started: std::time::Instant::now(),
+            request_bytes: req
+                .headers()
+                .get(header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+            route: NOT_YET,
+            method: method_index(req.method()),
+        }
+    }
+
+    /// Reads the route the table wrote, if it has routed yet.
+    fn read_route(&mut self, table: usize) {
+        if let Some(id) = route::take(table) {
+            self.route = id;
+        }
+    }
 }
 
 struct AccessLog {
@@ -275,30 +352,52 @@ impl Future for ResponseFuture {
                 app,
                 peer,
                 timer,
+                metered,
                 ..
             } => {
+                // Routed in a later poll (behind a layer that waited).
+                let routing = metered.as_ref().is_some_and(|m| m.route == NOT_YET);
                 let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
                     let _entered = crate::context::enter(app);
+                    if routing {
+                        route::clear();
+                    }
                     fut.as_mut().poll(cx)
                 }));
-                match polled {
+                if routing {
+                    if let Some(m) = metered {
+                        m.read_route(shared.table.id());
+                    }
+                }
+                let mut reason = None;
+                let res = match polled {
                     Ok(Poll::Ready(res)) => res,
-                    Err(panic) => panic_response(shared, panic, *peer),
+                    Err(panic) => {
+                        reason = Some(Reason::Panic);
+                        panic_response(shared, panic, *peer)
+                    }
                     Ok(Poll::Pending) => {
                         let limit = shared.config.timeouts.request;
                         let timer =
                             timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
                         match timer.as_mut().poll(cx) {
                             Poll::Pending => return Poll::Pending,
-                            Poll::Ready(()) => Problem::new(StatusCode::SERVICE_UNAVAILABLE)
-                                .with_detail(format!(
-                                    "the server did not answer within the request timeout ({} ms)",
-                                    limit.as_millis()
-                                ))
-                                .into_response(),
+                            Poll::Ready(()) => {
+                                reason = Some(Reason::RequestTimeout);
+                                Problem::new(StatusCode::SERVICE_UNAVAILABLE)
+                                    .with_detail(format!(
+                                        "the server did not answer within the request timeout ({} ms)",
+                                        limit.as_millis()
+                                    ))
+                                    .into_response()
+                            }
                         }
                     }
+                };
+                if let (Some(reason), Some(m)) = (reason, shared.http_metrics.as_deref()) {
+                    m.reject(reason);
                 }
+                res
             }
         };
         let State::Running {
@@ -307,12 +406,14 @@ impl Future for ResponseFuture {
             http1,
             log,
             accept,
+            metered,
             ..
         } = &mut this.state
         else {
             return Poll::Ready(res);
         };
         let (is_head, http1, log, accept) = (*is_head, *http1, log.take(), accept.take());
+        let metered = metered.take();
         let request_id = request_id.take();
         this.state = State::Done(None);
         if let Some(log) = log {
@@ -336,7 +437,39 @@ impl Future for ResponseFuture {
             // connection ends here rather than reading it to stay open.
             crate::protocol::close_after_refusal(&mut res, http1);
         }
+        if let (Some(metered), Some(m)) = (metered, shared.http_metrics.as_deref()) {
+            if res.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                m.reject(Reason::BodyTooLarge);
+            }
+            m.finished(&Answer {
+                route: if metered.route == NOT_YET {
+                    route::UNKNOWN
+                } else {
+                    metered.route
+                },
+                method: metered.method,
+                status: res.status().as_u16(),
+                micros: u64::try_from(metered.started.elapsed().as_micros()).unwrap_or(u64::MAX),
+                request_bytes: metered.request_bytes,
+                response_bytes: http_body::Body::size_hint(res.body()).exact().unwrap_or(0),
+            });
+        }
         Poll::Ready(res)
+    }
+}
+
+impl Drop for ResponseFuture {
+    fn drop(&mut self) {
+        // A request dropped before its answer (the client went away): no
+        // longer in flight, and not counted as answered.
+        if let State::Running {
+            metered: Some(_), ..
+        } = &self.state
+        {
+            if let Some(m) = self.inner.shared.http_metrics.as_deref() {
+                m.abandoned();
+            }
+        }
     }
 }
 

@@ -16,6 +16,12 @@ pub(crate) struct Shared {
     pub(crate) cookie_key: cookie::Key,
     pub(crate) table: Arc<Table>,
     pub(crate) settings: crate::settings::AppSettings,
+    pub(crate) metrics: crate::metrics::Metrics,
+    /// The server's own cells, when `TERN_METRICS` is on.
+    pub(crate) http_metrics: Option<Arc<crate::metrics::http::HttpMetrics>>,
+    /// The path of the built-in metrics route, when it is served (any
+    /// host may ask it, like the health check).
+    pub(crate) metrics_path: Option<String>,
 }
 
 impl Shared {
@@ -24,6 +30,9 @@ impl Shared {
         renderer: Option<Renderer>,
         table: Arc<Table>,
         settings: crate::settings::AppSettings,
+        metrics: crate::metrics::Metrics,
+        http_metrics: Option<Arc<crate::metrics::http::HttpMetrics>>,
+        metrics_path: Option<String>,
     ) -> Self {
         let security_headers = if config.security_headers {
             vec![
@@ -65,6 +74,9 @@ impl Shared {
             table,
             security_headers,
             settings,
+            metrics,
+            http_metrics,
+            metrics_path,
         }
     }
 

@@ -145,6 +145,28 @@ impl fmt::Debug for SecretKey {
     }
 }
 
+/// `METRICS_TOKEN`: the token a metrics scraper must send. Never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MetricsToken(pub(super) String);
+
+impl MetricsToken {
+    /// A token (for tests and code-built configurations).
+    pub fn new(token: impl Into<String>) -> Self {
+        MetricsToken(token.into())
+    }
+
+    /// The raw bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+impl fmt::Debug for MetricsToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MetricsToken([redacted; {} bytes])", self.0.len())
+    }
+}
+
 /// A host pattern from `ALLOWED_HOSTS`: `example.com`, `.example.com`
 /// (the domain and every subdomain) or `*` (any host).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -229,6 +251,17 @@ pub struct Config {
     pub health_path: Option<String>,
     /// `TERN_ACCESS_LOG`: log one line per request (default off).
     pub access_log: bool,
+    /// `TERN_METRICS`: serve the app's metrics in Prometheus's text
+    /// format at [`metrics_path`](Config::metrics_path) and count them
+    /// (default off).
+    pub metrics: bool,
+    /// `TERN_METRICS_PATH`: where the metrics are served (default
+    /// `/metrics`).
+    pub metrics_path: String,
+    /// `METRICS_TOKEN`: the bearer token a scraper sends
+    /// (`Authorization: Bearer <token>`); required in production when
+    /// `TERN_METRICS` is on. Never printed.
+    pub metrics_token: Option<MetricsToken>,
     /// `TERN_INVALID_RESPONSES`: `send` (default) or `fail`, for a
     /// contract response that breaks its rules in production.
     pub invalid_responses: InvalidResponses,
@@ -371,6 +404,9 @@ impl Default for Config {
             security_headers: false,
             health_path: Some("/health".to_owned()),
             access_log: false,
+            metrics: false,
+            metrics_path: "/metrics".to_owned(),
+            metrics_token: None,
             invalid_responses: InvalidResponses::LogAndSend,
             openapi: None,
             limits: Limits::default(),

@@ -65,6 +65,14 @@ impl Config {
                     "is not set; in production list the host names this server answers (e.g. `example.com,.example.com`), or `*` to allow any",
                 ));
             }
+            if self.metrics && self.metrics_token.is_none() {
+                return Err(ConfigError::new(
+                    "METRICS_TOKEN",
+                    "is not set, and TERN_METRICS is on; in production the metrics need a token \
+                     of at least 16 characters that the scraper sends as \
+                     `Authorization: Bearer <token>` (or set TERN_METRICS=off)",
+                ));
+            }
         } else if let Some(key) = &self.secret_key {
             if key.as_bytes().len() < 32 {
                 return Err(ConfigError::new(

@@ -2,6 +2,7 @@
 //! leaves to the server: the request target's form, `Host`, the transfer
 //! and content codings, the declared length. See the [catalogue](super).
 
+use crate::metrics::http::Reason;
 use http::{header, HeaderValue, Method, StatusCode, Version};
 use tern_core::{response::IntoResponse, Problem, Request, Response};
 
@@ -11,10 +12,17 @@ use super::{close_after_refusal, host};
 /// learns of them: `Err` is the whole answer, `Connection: close`
 /// included on HTTP/1 ([`close_after_refusal`]).
 #[allow(clippy::result_large_err)] // the error path is the rare one
-pub(crate) fn check_request(req: &Request, max_body: u64) -> Result<(), Response> {
+pub(crate) fn check_request(req: &Request, max_body: u64) -> Result<(), (Response, Reason)> {
     let http1 = req.version() <= Version::HTTP_11;
     if let Err(problem) = check_head(req, max_body) {
         let unsupported_coding = problem.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE;
+        let reason = match problem.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => Reason::BodyTooLarge,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE | StatusCode::NOT_IMPLEMENTED => {
+                Reason::ContentCoding
+            }
+            _ => Reason::Framing,
+        };
         let mut res = problem.into_response();
         if unsupported_coding {
             // What is taken instead (RFC 9110 §15.5.16).
@@ -24,7 +32,7 @@ pub(crate) fn check_request(req: &Request, max_body: u64) -> Result<(), Response
             );
         }
         close_after_refusal(&mut res, http1);
-        return Err(res);
+        return Err((res, reason));
     }
     // A junk host (`a:80@b`, `a:80/x`) is never valid, in any environment:
     // refused before the allow-list, so that no pattern, no `Host`
@@ -34,7 +42,7 @@ pub(crate) fn check_request(req: &Request, max_body: u64) -> Result<(), Response
             .with_detail(detail)
             .into_response();
         close_after_refusal(&mut res, http1);
-        return Err(res);
+        return Err((res, Reason::Host));
     }
     Ok(())
 }

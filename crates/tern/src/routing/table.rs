@@ -11,7 +11,7 @@ use super::{
     route::{Endpoint, Route},
     MethodRouter,
 };
-use crate::{app::BuildError, context::param_names, handler::BoxFuture};
+use crate::{app::BuildError, context::param_names, handler::BoxFuture, metrics::route};
 
 type Constraint = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 type Routes<S> = Vec<(String, MethodRouter<S>)>;
@@ -48,9 +48,12 @@ impl<S> Entry<S> {
     }
 }
 
+/// A path's methods, parameter names and metrics id.
+type PathRoute = (MethodRoutes, Arc<[Box<str>]>, u32);
+
 struct PathTable {
     router: tern_router::Router<usize>,
-    routes: Vec<(MethodRoutes, Arc<[Box<str>]>)>,
+    routes: Vec<PathRoute>,
 }
 
 struct Hosts {
@@ -73,6 +76,10 @@ pub(crate) struct Table {
     builtin_health: Option<String>,
     /// The routes as API documents see them.
     api: Vec<super::ApiRoute>,
+    /// The metrics label of each route id: the special answers
+    /// (`crate::metrics::route::SPECIAL`), then each path's pattern (under
+    /// a host, the host pattern and the path).
+    labels: Vec<Box<str>>,
 }
 
 fn new_router(constraints: &[(String, Constraint)]) -> tern_router::Router<usize> {
@@ -90,6 +97,7 @@ fn build_paths<S: Clone + Send + Sync + 'static>(
     constraints: &[(String, Constraint)],
     host: Option<&str>,
     provides: &dyn Fn(TypeId) -> bool,
+    labels: &mut Vec<Box<str>>,
 ) -> Result<PathTable, BuildError> {
     let on = |path: &str| match host {
         Some(h) => format!("{path} on host {h}"),
@@ -134,7 +142,12 @@ fn build_paths<S: Clone + Send + Sync + 'static>(
         methods
             .check_route(&route)
             .map_err(|e| BuildError::new(format!("route `{}`: {e}", on(&path))))?;
-        routes.push((methods.finish(state), names));
+        let id = u32::try_from(labels.len()).unwrap_or(crate::metrics::route::UNKNOWN);
+        labels.push(match host {
+            Some(h) => format!("{h}{path}").into_boxed_str(),
+            None => path.into_boxed_str(),
+        });
+        routes.push((methods.finish(state), names, id));
     }
     Ok(PathTable { router, routes })
 }
@@ -186,6 +199,10 @@ impl Table {
         health: Option<&str>,
         provides: &dyn Fn(TypeId) -> bool,
     ) -> Result<Table, BuildError> {
+        let mut labels: Vec<Box<str>> = crate::metrics::route::SPECIAL
+            .iter()
+            .map(|&s| Box::from(s))
+            .collect();
         let mut default = Vec::new();
         let mut by_host: Vec<(String, Routes<S>)> = Vec::new();
         let mut names = HashMap::new();
@@ -243,6 +260,7 @@ impl Table {
                 }
             }
         }
+        let default = build_paths(default, state, constraints, None, provides, &mut labels)?;
         let hosts = if by_host.is_empty() {
             None
         } else {
@@ -255,21 +273,39 @@ impl Table {
                     .map_err(|e| BuildError::new(format!("host pattern `{host}`: {e}")))?;
                 let names = param_names(&as_path);
                 tables.push((
-                    build_paths(routes, state, constraints, Some(&host), provides)?,
+                    build_paths(
+                        routes,
+                        state,
+                        constraints,
+                        Some(&host),
+                        provides,
+                        &mut labels,
+                    )?,
                     names,
                 ));
             }
             Some(Hosts { router, tables })
         };
         Ok(Table {
-            default: build_paths(default, state, constraints, None, provides)?,
+            default,
             hosts,
             fallback,
             trailing,
             names,
             builtin_health,
             api,
+            labels,
         })
+    }
+
+    /// The table's identity in the matched-route slot (its address).
+    pub(crate) fn id(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// The metrics label of each route id.
+    pub(crate) fn labels(&self) -> &[Box<str>] {
+        &self.labels
     }
 
     /// The routes as API documents see them, in registration order.
@@ -320,6 +356,7 @@ impl Endpoint for Dispatch {
             return super::route::taken();
         };
         let table = &*self.0;
+        let table_id = table.id();
         let mut paths = &table.default;
         let host_path;
         let mut host = None;
@@ -348,6 +385,7 @@ impl Endpoint for Dispatch {
                             Ok(_) if table.trailing == TrailingSlash::Redirect => {
                                 let res = redirect(req, &alt);
                                 *req.extensions_mut() = extensions;
+                                route::set(table_id, route::REDIRECT);
                                 return res;
                             }
                             found => found,
@@ -361,6 +399,7 @@ impl Endpoint for Dispatch {
         let found = found.map(|m| {
             let index = *m.value;
             let names = &paths.routes[index].1;
+
             let host = host.as_ref().map(|(names, params)| (*names, params));
             crate::context::with_mut(&mut extensions, |ctx| {
                 ctx.params.set(host, names, &m.params);
@@ -368,14 +407,28 @@ impl Endpoint for Dispatch {
             index
         });
         *req.extensions_mut() = extensions;
+        // The route is written after the call: an app served inside this
+        // route has written its own by then (see `metrics::route`).
         match found {
-            Ok(index) => paths.routes[index].0.call(slot),
-            Err(tern_router::MatchError::MalformedPath) => Box::pin(std::future::ready(
-                Problem::new(StatusCode::BAD_REQUEST)
-                    .with_detail("the request path has a malformed percent-escape or is not UTF-8 once decoded")
-                    .into_response(),
-            )),
-            Err(_) => table.fallback.call_in(slot),
+            Ok(index) => {
+                let (methods, _, id) = &paths.routes[index];
+                let fut = methods.call(slot);
+                route::set(table_id, *id);
+                fut
+            }
+            Err(tern_router::MatchError::MalformedPath) => {
+                route::set(table_id, route::MALFORMED);
+                Box::pin(std::future::ready(
+                    Problem::new(StatusCode::BAD_REQUEST)
+                        .with_detail("the request path has a malformed percent-escape or is not UTF-8 once decoded")
+                        .into_response(),
+                ))
+            }
+            Err(_) => {
+                let fut = table.fallback.call_in(slot);
+                route::set(table_id, route::UNMATCHED);
+                fut
+            }
         }
     }
 }

@@ -21,6 +21,8 @@ use hyper::server::conn::{http1, http2};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use crate::metrics::http::Protocol as MetricsProtocol;
+
 use super::{
     h2::StreamExec,
     preface::{PrefaceCheck, Protocol},
@@ -53,7 +55,8 @@ where
     },
     Http1(http1::UpgradeableConnection<Io<T>, ConnService>),
     Http2(Pin<Box<http2::Connection<Io<T>, ConnService, StreamExec>>>),
-    Closed,
+    /// Ended; the protocol it spoke, if it got that far (for the metrics).
+    Closed(Option<MetricsProtocol>),
 }
 
 impl<T> Connection<T>
@@ -73,10 +76,20 @@ where
     /// sent its first bytes yet closes now.
     pub(super) fn graceful_shutdown(mut self: Pin<&mut Self>) {
         match &mut *self {
-            Connection::Choosing { .. } => *self = Connection::Closed,
+            Connection::Choosing { .. } => *self = Connection::Closed(None),
             Connection::Http1(conn) => Pin::new(conn).graceful_shutdown(),
             Connection::Http2(conn) => conn.as_mut().graceful_shutdown(),
-            Connection::Closed => {}
+            Connection::Closed(_) => {}
+        }
+    }
+
+    /// The protocol the connection speaks or spoke, once chosen.
+    pub(super) fn protocol(&self) -> Option<MetricsProtocol> {
+        match self {
+            Connection::Choosing { .. } => None,
+            Connection::Http1(_) => Some(MetricsProtocol::Http1),
+            Connection::Http2(_) => Some(MetricsProtocol::Http2),
+            Connection::Closed(p) => *p,
         }
     }
 }
@@ -97,21 +110,27 @@ where
                     builders,
                 } => {
                     let Some(check) = io.as_mut() else {
-                        *this = Connection::Closed;
+                        *this = Connection::Closed(None);
                         continue;
                     };
                     let protocol = match ready!(check.poll_choose(cx)) {
                         Ok(protocol) => protocol,
                         Err(e) => {
                             tracing::debug!(error = %e, "connection ended before its protocol was known");
-                            *this = Connection::Closed;
+                            *this = Connection::Closed(None);
                             continue;
                         }
                     };
                     let (Some(io), Some(service)) = (io.take(), service.take()) else {
-                        *this = Connection::Closed;
+                        *this = Connection::Closed(None);
                         continue;
                     };
+                    if let Some(m) = service.app.http_metrics() {
+                        m.connection_opened(match protocol {
+                            Protocol::Http1 => MetricsProtocol::Http1,
+                            Protocol::Http2 => MetricsProtocol::Http2,
+                        });
+                    }
                     let io = TokioIo::new(io);
                     *this = match protocol {
                         Protocol::Http1 => Connection::Http1(
@@ -125,12 +144,12 @@ where
                 }
                 Connection::Http1(conn) => ready!(Pin::new(conn).poll(cx)),
                 Connection::Http2(conn) => ready!(conn.as_mut().poll(cx)),
-                Connection::Closed => return Poll::Ready(()),
+                Connection::Closed(_) => return Poll::Ready(()),
             };
             if let Err(e) = ended {
                 tracing::debug!(error = %e, "connection ended with an error");
             }
-            *this = Connection::Closed;
+            *this = Connection::Closed(this.protocol());
         }
     }
 }

@@ -43,6 +43,8 @@ pub use framing::fuzz_framing;
 use service::ConnService;
 use watchdog::{Activity, Linger, Verdict, WatchedIo, DRAIN_IDLE_GRACE};
 
+use crate::metrics::http::Reason;
+
 /// A connection's socket as the server wrapped it, found again under an
 /// upgrade: read and written without hyper's wrappers, and its kernel
 /// buffers within reach.
@@ -338,6 +340,9 @@ impl Server {
                 () = &mut signal => break,
             };
             let Ok(permit) = Arc::clone(&limit).try_acquire_owned() else {
+                if let Some(m) = self.app.http_metrics() {
+                    m.reject(Reason::MaxConnections);
+                }
                 tracing::warn!(%peer, max = config.limits.max_connections, "connection refused: TERN_MAX_CONNECTIONS reached");
                 drop(stream);
                 continue;
@@ -414,12 +419,8 @@ async fn serve_connection<I>(
 {
     // The socket holds the connection's permit: an upgraded connection
     // outlives this function and still counts toward the limit.
-    let io = WatchedIo::new(
-        io,
-        Arc::clone(&activity),
-        Some(permit),
-        Some(service.app.clone()),
-    );
+    let app = service.app.clone();
+    let io = WatchedIo::new(io, Arc::clone(&activity), Some(permit), Some(app.clone()));
     let conn = Connection::new(io, service, Arc::clone(builder));
     tokio::pin!(conn);
     // The watchdog's timer is armed early enough for any deadline that can
@@ -457,6 +458,9 @@ async fn serve_connection<I>(
                 // A closing connection still flushes what it has: a client
                 // that stops reading would hold it open forever.
                 if activity.write_stalled(timeouts) {
+                    if let Some(m) = app.http_metrics() {
+                        m.reject(Reason::SlowReader);
+                    }
                     tracing::debug!("resetting a connection whose client stopped reading");
                     activity.reset.store(true, Ordering::Relaxed);
                     break;
@@ -482,11 +486,19 @@ async fn serve_connection<I>(
                     }
                     // A head that takes too long (slowloris): drop the
                     // connection, there is nothing to answer yet.
-                    Verdict::SlowHead => break,
+                    Verdict::SlowHead => {
+                        if let Some(m) = app.http_metrics() {
+                            m.reject(Reason::HeaderTimeout);
+                        }
+                        break;
+                    }
                     // A client that does not read what it asked for.
                 }
             }
         }
+    }
+    if let (Some(m), Some(protocol)) = (app.http_metrics(), conn.protocol()) {
+        m.connection_closed(protocol);
     }
 }
 

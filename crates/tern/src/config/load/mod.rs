@@ -29,7 +29,7 @@ use serde::Deserialize;
 
 use super::{
     file::read_toml, validate, Config, ConfigError, Cors, CorsList, Environment, HostPattern,
-    InvalidResponses, Limits, RuntimeMode, SecretKey, Sources, Timeouts,
+    InvalidResponses, Limits, MetricsToken, RuntimeMode, SecretKey, Sources, Timeouts,
 };
 use crate::{
     extract::{
@@ -51,6 +51,8 @@ pub(super) const KNOWN: &[&str] = &[
     "TERN_SECURITY_HEADERS",
     "TERN_HEALTH_PATH",
     "TERN_ACCESS_LOG",
+    "TERN_METRICS",
+    "TERN_METRICS_PATH",
     "TERN_INVALID_RESPONSES",
     "TERN_OPENAPI",
     "TERN_MAX_HEAD_BYTES",
@@ -82,6 +84,7 @@ pub(super) const UNPREFIXED: &[&str] = &[
     "CORS_ALLOWED_HEADERS",
     "CORS_ALLOW_CREDENTIALS",
     "CORS_MAX_AGE",
+    "METRICS_TOKEN",
 ];
 
 impl Config {
@@ -205,6 +208,12 @@ struct Raw {
     health_path: Option<Option<String>>,
     #[serde(default, deserialize_with = "read::flag")]
     access_log: Option<bool>,
+    #[serde(default, deserialize_with = "read::flag")]
+    metrics: Option<bool>,
+    #[serde(default, deserialize_with = "read::metrics_path")]
+    metrics_path: Option<String>,
+    #[serde(default, deserialize_with = "read::metrics_token")]
+    metrics_token: Option<MetricsToken>,
     #[serde(default, deserialize_with = "read::max_head_bytes")]
     max_head_bytes: Option<usize>,
     #[serde(default, deserialize_with = "read::number_usize")]
@@ -312,6 +321,9 @@ impl Raw {
                 .unwrap_or(env == Environment::Production),
             health_path: self.health_path.unwrap_or_else(|| d.health_path.clone()),
             access_log: self.access_log.unwrap_or(d.access_log),
+            metrics: self.metrics.unwrap_or(d.metrics),
+            metrics_path: self.metrics_path.unwrap_or_else(|| d.metrics_path.clone()),
+            metrics_token: self.metrics_token,
             invalid_responses: self.invalid_responses.unwrap_or(d.invalid_responses),
             openapi: self.openapi,
             limits: Limits {
@@ -444,6 +456,20 @@ mod read {
             "off" | "false" | "none" => Ok(None),
             p if p.starts_with('/') => Ok(Some(p.to_owned())),
             p => Err(format!("`{p}` must start with `/` (or be `off`)")),
+        };
+        metrics_path: String = |v| match v {
+            p if p.starts_with('/') && p.len() > 1 => Ok(p.to_owned()),
+            p => Err(format!("`{p}` must be a path starting with `/`, such as /metrics")),
+        };
+        metrics_token: MetricsToken = |v| {
+            if v.len() < 16 || !v.bytes().all(|b| b.is_ascii_graphic()) {
+                Err(format!(
+                    "is {} characters; it must be at least 16 printable characters without spaces",
+                    v.len()
+                ))
+            } else {
+                Ok(MetricsToken(v.to_owned()))
+            }
         };
         origins: CorsList<String> = |v| list(v, origin);
         methods: CorsList<http::Method> = |v| {
