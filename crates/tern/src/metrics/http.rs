@@ -17,7 +17,7 @@ use std::{
 
 use http::Method;
 
-use super::{cells::HistogramCells, Counter, Gauge, Metrics, Sample, BUCKETS};
+use super::{cells::HistogramCells, Connections, Counter, Metrics, Sample, BUCKETS};
 
 /// Why a request or connection was refused before a handler answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,8 +127,7 @@ pub(crate) struct HttpMetrics {
     routes: Box<[Box<str>]>,
     shards: Box<[Shard]>,
     rejections: Vec<Counter>,
-    open: [Gauge; 2],
-    opened: [Counter; 2],
+    connections: [Connections; 2],
 }
 
 static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
@@ -163,28 +162,9 @@ impl HttpMetrics {
             routes: routes.into_boxed_slice(),
             rejections: Reason::ALL
                 .iter()
-                .map(|r| {
-                    metrics.counter(
-                        "tern_rejections",
-                        "Requests and connections refused before a handler answered, by reason",
-                        &[("reason", r.label())],
-                    )
-                })
+                .map(|r| metrics.rejection(r.label()))
                 .collect(),
-            open: ["http1", "http2"].map(|p| {
-                metrics.gauge(
-                    "tern_connections_open",
-                    "Connections open now, by protocol",
-                    &[("protocol", p)],
-                )
-            }),
-            opened: ["http1", "http2"].map(|p| {
-                metrics.counter(
-                    "tern_connections",
-                    "Connections opened, by protocol",
-                    &[("protocol", p)],
-                )
-            }),
+            connections: ["http1", "http2"].map(|p| metrics.connections(p)),
         });
         let source = Arc::clone(&http);
         metrics.source(move |sample| source.sample(sample));
@@ -268,12 +248,11 @@ impl HttpMetrics {
     }
 
     pub(crate) fn connection_opened(&self, protocol: Protocol) {
-        self.open[protocol as usize].inc();
-        self.opened[protocol as usize].inc();
+        self.connections[protocol as usize].opened();
     }
 
     pub(crate) fn connection_closed(&self, protocol: Protocol) {
-        self.open[protocol as usize].dec();
+        self.connections[protocol as usize].closed();
     }
 
     fn sample(&self, out: &mut Sample<'_>) {

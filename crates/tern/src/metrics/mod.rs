@@ -151,6 +151,31 @@ impl Metrics {
         }
     }
 
+    /// The counter of refusals for `reason` (`tern_rejections_total`,
+    /// beside the server's own reasons: a battery's `csrf`,
+    /// `rate_limit`, `throttle`).
+    pub fn rejection(&self, reason: &str) -> Counter {
+        self.counter(REJECTIONS.0, REJECTIONS.1, &[("reason", reason)])
+    }
+
+    /// The connection counts of `protocol` (`tern_connections_open` and
+    /// `tern_connections_total`, beside the server's `http1` and `http2`:
+    /// a battery's `websocket`, `sse`).
+    pub fn connections(&self, protocol: &str) -> Connections {
+        Connections {
+            open: self.gauge(
+                CONNECTIONS_OPEN.0,
+                CONNECTIONS_OPEN.1,
+                &[("protocol", protocol)],
+            ),
+            opened: self.counter(
+                CONNECTIONS_OPENED.0,
+                CONNECTIONS_OPENED.1,
+                &[("protocol", protocol)],
+            ),
+        }
+    }
+
     /// Values read each time `/metrics` is asked (a pool's size, a queue's
     /// length): `read` writes them into the [`Sample`].
     pub fn source(&self, read: impl Fn(&mut Sample<'_>) + Send + Sync + 'static) {
@@ -223,6 +248,52 @@ impl Metrics {
         let mut out = String::with_capacity(4096);
         let _ = prometheus_client::encoding::text::encode(&mut out, &registry);
         out
+    }
+}
+
+pub(crate) const REJECTIONS: (&str, &str) = (
+    "tern_rejections",
+    "Requests and connections refused before a handler answered, by reason",
+);
+pub(crate) const CONNECTIONS_OPEN: (&str, &str) =
+    ("tern_connections_open", "Connections open now, by protocol");
+pub(crate) const CONNECTIONS_OPENED: (&str, &str) =
+    ("tern_connections", "Connections opened, by protocol");
+
+/// The open and opened counts of one protocol's connections: see
+/// [`Metrics::connections`].
+#[derive(Clone, Debug)]
+pub struct Connections {
+    open: Gauge,
+    opened: Counter,
+}
+
+impl Connections {
+    /// Counts a connection opened; it is counted closed when the guard
+    /// drops.
+    pub fn open(&self) -> ConnectionGuard {
+        self.opened.inc();
+        self.open.inc();
+        ConnectionGuard(self.open.clone())
+    }
+
+    pub(crate) fn opened(&self) {
+        self.opened.inc();
+        self.open.inc();
+    }
+
+    pub(crate) fn closed(&self) {
+        self.open.dec();
+    }
+}
+
+/// One open connection in [`Connections`]; closed when dropped.
+#[derive(Debug)]
+pub struct ConnectionGuard(Gauge);
+
+impl Drop for ConnectionGuard {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 
