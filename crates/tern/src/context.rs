@@ -143,6 +143,10 @@ pub(crate) struct Ctx {
     pub(crate) request_id: RequestIdValue,
     pub(crate) params: PathParams,
     pub(crate) drain: Option<Arc<crate::drain::DrainState>>,
+    /// The request's span (`tern::request`), for tasks it spawns.
+    pub(crate) span: tracing::Span,
+    /// A trusted incoming `traceparent` (`crate::trace`).
+    pub(crate) traceparent: Option<http::HeaderValue>,
 }
 
 /// The route parameters of a matched request, decoded: the host

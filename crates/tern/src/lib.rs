@@ -25,6 +25,7 @@ mod start;
 pub mod test;
 #[cfg(feature = "tls")]
 mod tls;
+mod trace;
 pub mod upgrade;
 
 pub use app::{App, AppService, BuildError, Requested, ResponseFuture, Scope};

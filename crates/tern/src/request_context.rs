@@ -154,7 +154,28 @@ impl RequestContext {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        tokio::spawn(self.scope(fut))
+        use tracing::Instrument as _;
+        tokio::spawn(self.scope(fut).instrument(self.ctx.span.clone()))
+    }
+
+    /// The request's span (target `tern::request`: method, route, request
+    /// ID, client, status, latency): events inside it carry its fields.
+    /// Handlers and middleware run inside it already, and so do tasks
+    /// started with [`spawn`](RequestContext::spawn); enter it in other
+    /// work done for the request.
+    pub fn span(&self) -> &tracing::Span {
+        &self.ctx.span
+    }
+
+    /// The W3C `traceparent` header for a call made while answering this
+    /// request: the trace of the request's own `traceparent` (believed
+    /// only from `TRUSTED_PROXIES`), or a new trace, with this request as
+    /// the parent (the same value for every call of one request).
+    pub fn traceparent(&self) -> http::HeaderValue {
+        crate::trace::child(
+            self.ctx.traceparent.as_ref(),
+            self.ctx.request_id.as_bytes(),
+        )
     }
 
     /// Runs `f` on Tokio's blocking pool, in this request's
@@ -166,7 +187,10 @@ impl RequestContext {
         R: Send + 'static,
     {
         let this = self.clone();
-        tokio::task::spawn_blocking(move || this.sync_scope(f))
+        tokio::task::spawn_blocking(move || {
+            let _span = this.ctx.span.enter();
+            this.sync_scope(f)
+        })
     }
 }
 

@@ -239,13 +239,10 @@ async fn development_admin(
 
 /// The showcase's command line: it serves by default; `showcase --help`
 /// lists its commands (`routes`, `check`, `migrate`, `createsuperuser`).
+/// Its logs are Tern's default output: text or JSON lines
+/// (`TERN_LOG_FORMAT`), filtered by `RUST_LOG`, each with its request's
+/// span (`docs/operations.md`).
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
     let config = tern::Config::from_env()?;
     let showcase: Showcase = tern::settings::load("showcase", &config)?;
     tern::run(app(&showcase)?.config(config))?;

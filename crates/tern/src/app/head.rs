@@ -9,6 +9,8 @@ use http::{Method, StatusCode};
 use tern_core::{response::IntoResponse, Problem, Request, Response};
 
 use super::{request_id::next_request_id, Shared};
+
+const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
 use crate::{
     context::{Ctx, PathParams},
     metrics::http::Reason,
@@ -52,11 +54,17 @@ pub(super) fn prepare(
             ));
         }
     }
-    let trusted_id = if shared.is_trusted_proxy(peer) {
+    let trusted = shared.is_trusted_proxy(peer);
+    let trusted_id = if trusted {
         req.headers()
             .get(&config.request_id_header)
             .filter(|v| v.len() <= 128 && !v.is_empty())
             .cloned()
+    } else {
+        None
+    };
+    let traceparent = if trusted {
+        req.headers().get(TRACEPARENT).and_then(crate::trace::parse)
     } else {
         None
     };
@@ -67,5 +75,7 @@ pub(super) fn prepare(
         request_id,
         params: PathParams::default(),
         drain,
+        span: tracing::Span::none(),
+        traceparent,
     })
 }

@@ -202,7 +202,9 @@ impl AppService {
                 );
                 State::Done(Some(res))
             }
-            Ok(ctx) => {
+            Ok(mut ctx) => {
+                let span = request_span(&inner.shared, &req, &ctx);
+                ctx.span = span.clone();
                 let is_head = req.method() == Method::HEAD;
                 let http1 = req.version() <= http::Version::HTTP_11;
                 let accept = match inner.shared.renderer {
@@ -216,8 +218,10 @@ impl AppService {
                         path: req.uri().path().to_owned(),
                     })
                 });
-                let mut metered = metrics.map(|m| {
-                    m.started();
+                let mut metered = (metrics.is_some() || !span.is_disabled()).then(|| {
+                    if let Some(m) = metrics {
+                        m.started();
+                    }
                     Metered::new(&req)
                 });
                 // The context goes with the request, wherever the chain
@@ -228,13 +232,14 @@ impl AppService {
                 // Routing (and any synchronous part of the chain) runs here.
                 let fut = {
                     let _entered = crate::context::enter(&mut app);
+                    let _span = span.enter();
                     if metered.is_some() {
                         route::clear();
                     }
                     inner.chain.call_in(&mut Some(req))
                 };
                 if let Some(metered) = &mut metered {
-                    metered.read_route(inner.shared.table.id());
+                    metered.read_route(&inner.shared, &span);
                 }
                 State::Running {
                     fut,
@@ -247,6 +252,7 @@ impl AppService {
                     log,
                     accept,
                     metered,
+                    span,
                 }
             }
         };
@@ -281,10 +287,47 @@ enum State {
         log: Option<Box<AccessLog>>,
         /// The request's `Accept`, kept only for an app's problem renderer.
         accept: Option<HeaderValue>,
-        /// What the metrics need, when `TERN_METRICS` is on.
+        /// What the metrics and the span need, when either is on.
         metered: Option<Metered>,
+        /// The request's span (disabled when no subscriber wants it).
+        span: tracing::Span,
     },
     Done(Option<Response>),
+}
+
+/// The request's span: target `tern::request`, level `info`, with the
+/// request's method, ID, client (by `ClientIp`'s rule) and trace ID at
+/// once, and its route, status and latency recorded at the answer.
+fn request_span(shared: &Shared, req: &Request, ctx: &crate::context::Ctx) -> tracing::Span {
+    let span = tracing::info_span!(
+        target: "tern::request",
+        "request",
+        method = %req.method(),
+        route = tracing::field::Empty,
+        request_id = %Lossy(ctx.request_id.as_bytes()),
+        client = tracing::field::Empty,
+        trace_id = tracing::field::Empty,
+        status = tracing::field::Empty,
+        latency_us = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        if let Some(ip) = crate::extract::client_ip(shared, ctx.peer, req.headers()) {
+            span.record("client", tracing::field::display(ip));
+        }
+        if let Some(t) = &ctx.traceparent {
+            span.record("trace_id", crate::trace::trace_id(t));
+        }
+    }
+    span
+}
+
+/// Bytes shown as text (a request ID is visible ASCII).
+struct Lossy<'a>(&'a [u8]);
+
+impl fmt::Display for Lossy<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&String::from_utf8_lossy(self.0), f)
+    }
 }
 
 /// What is kept of a request for its metrics.
@@ -313,10 +356,16 @@ impl Metered {
         }
     }
 
-    /// Reads the route the table wrote, if it has routed yet.
-    fn read_route(&mut self, table: usize) {
-        if let Some(id) = route::take(table) {
+    /// Reads the route the table wrote, if it has routed yet, into the
+    /// span too.
+    fn read_route(&mut self, shared: &Shared, span: &tracing::Span) {
+        if let Some(id) = route::take(shared.table.id()) {
             self.route = id;
+            if !span.is_disabled() {
+                if let Some(label) = shared.table.labels().get(id as usize) {
+                    span.record("route", &**label);
+                }
+            }
         }
     }
 }
@@ -353,8 +402,10 @@ impl Future for ResponseFuture {
                 peer,
                 timer,
                 metered,
+                span,
                 ..
             } => {
+                let _span = span.enter();
                 // Routed in a later poll (behind a layer that waited).
                 let routing = metered.as_ref().is_some_and(|m| m.route == NOT_YET);
                 let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -366,7 +417,7 @@ impl Future for ResponseFuture {
                 }));
                 if routing {
                     if let Some(m) = metered {
-                        m.read_route(shared.table.id());
+                        m.read_route(shared, span);
                     }
                 }
                 let mut reason = None;
@@ -407,6 +458,7 @@ impl Future for ResponseFuture {
             log,
             accept,
             metered,
+            span,
             ..
         } = &mut this.state
         else {
@@ -414,8 +466,20 @@ impl Future for ResponseFuture {
         };
         let (is_head, http1, log, accept) = (*is_head, *http1, log.take(), accept.take());
         let metered = metered.take();
+        let span = std::mem::replace(span, tracing::Span::none());
         let request_id = request_id.take();
         this.state = State::Done(None);
+        let _span = span.enter();
+        let micros = metered
+            .as_ref()
+            .map(|m| u64::try_from(m.started.elapsed().as_micros()).unwrap_or(u64::MAX));
+        if let (Some(metered), Some(micros), false) = (&metered, micros, span.is_disabled()) {
+            if metered.route == NOT_YET {
+                span.record("route", route::SPECIAL[route::UNKNOWN as usize]);
+            }
+            span.record("status", res.status().as_u16());
+            span.record("latency_us", micros);
+        }
         if let Some(log) = log {
             tracing::info!(
                 target: "tern::access",
@@ -466,6 +530,7 @@ impl Drop for ResponseFuture {
             metered: Some(_), ..
         } = &self.state
         {
+            // `metered` with the metrics on means `started` counted it.
             if let Some(m) = self.inner.shared.http_metrics.as_deref() {
                 m.abandoned();
             }

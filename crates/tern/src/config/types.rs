@@ -30,6 +30,16 @@ pub enum RuntimeMode {
     PerCore,
 }
 
+/// The lines of the default log output (`TERN_LOG_FORMAT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LogFormat {
+    /// Human-readable lines (default).
+    #[default]
+    Text,
+    /// One JSON object per line, with the request's span fields.
+    Json,
+}
+
 /// What production does with an answer that breaks its contract (a
 /// `tern_contract::Valid<T>` response whose value fails `T`'s rules).
 /// In development and tests such an answer is always a `500` saying which
@@ -251,6 +261,10 @@ pub struct Config {
     pub health_path: Option<String>,
     /// `TERN_ACCESS_LOG`: log one line per request (default off).
     pub access_log: bool,
+    /// `TERN_LOG_FORMAT`: `text` (default) or `json`, for the log output
+    /// Tern installs when the app installs none. Read from the
+    /// environment when the output starts (before `tern.toml`).
+    pub log_format: LogFormat,
     /// `TERN_METRICS`: serve the app's metrics in Prometheus's text
     /// format at [`metrics_path`](Config::metrics_path) and count them
     /// (default off).
@@ -404,6 +418,7 @@ impl Default for Config {
             security_headers: false,
             health_path: Some("/health".to_owned()),
             access_log: false,
+            log_format: LogFormat::Text,
             metrics: false,
             metrics_path: "/metrics".to_owned(),
             metrics_token: None,

@@ -41,35 +41,44 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
     type Rejection = Rejection;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
-        let (peer, header) = with_ctx(parts, |ctx| {
-            let header = ctx.peer.and_then(|peer| {
-                let name = ctx.shared.config.trusted_proxy_header.as_ref()?;
-                ctx.shared
-                    .is_trusted_proxy(Some(peer))
-                    .then(|| name.clone())
-            });
-            (ctx.peer, header)
-        })?;
-        let peer = peer.ok_or_else(|| Rejection::internal("the client's address is unknown"))?;
-        if let Some(name) = header {
-            // Only the rightmost entry is the trusted proxy's own: anything
-            // left of it may come from the client. When the proxy wrote
-            // something that is not an address (`unknown`, an obfuscated
-            // name), skipping it would let a client-supplied entry win.
-            let rightmost = parts
-                .headers
-                .get_all(name)
-                .iter()
-                .next_back()
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.rsplit(',').next())
-                .and_then(|ip| parse_ip(ip.trim()));
-            if let Some(ip) = rightmost {
-                return Ok(ClientIp(ip));
-            }
-        }
-        Ok(ClientIp(peer.ip()))
+        with_ctx(parts, |ctx| {
+            client_ip(&ctx.shared, ctx.peer, &parts.headers)
+        })?
+        .map(ClientIp)
+        .ok_or_else(|| Rejection::internal("the client's address is unknown"))
     }
+}
+
+/// The client's address by [`ClientIp`]'s rule; `None` when the peer is
+/// unknown.
+pub(crate) fn client_ip(
+    shared: &crate::app::Shared,
+    peer: Option<SocketAddr>,
+    headers: &http::HeaderMap,
+) -> Option<IpAddr> {
+    let peer = peer?;
+    let header = shared
+        .config
+        .trusted_proxy_header
+        .as_ref()
+        .filter(|_| shared.is_trusted_proxy(Some(peer)));
+    if let Some(name) = header {
+        // Only the rightmost entry is the trusted proxy's own: anything
+        // left of it may come from the client. When the proxy wrote
+        // something that is not an address (`unknown`, an obfuscated
+        // name), skipping it would let a client-supplied entry win.
+        let rightmost = headers
+            .get_all(name)
+            .iter()
+            .next_back()
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit(',').next())
+            .and_then(|ip| parse_ip(ip.trim()));
+        if let Some(ip) = rightmost {
+            return Some(ip);
+        }
+    }
+    Some(peer.ip())
 }
 
 fn parse_ip(s: &str) -> Option<IpAddr> {

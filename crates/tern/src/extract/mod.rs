@@ -26,6 +26,7 @@
 
 pub(crate) mod body;
 mod client;
+pub(crate) use client::client_ip;
 #[cfg(feature = "cookies")]
 pub mod cookie;
 pub(crate) mod de;

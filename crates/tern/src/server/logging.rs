@@ -1,32 +1,88 @@
 //! The log output `tern::run` and `tern::serve` set up when the app has
 //! none.
 //!
-//! Tern logs through `tracing` (the start, the access log, errors). A
-//! `tracing` event goes nowhere until a subscriber is installed, so an app
-//! that installs none would start silently and its access log
-//! (`TERN_ACCESS_LOG`) would print nothing. `run` and `serve` therefore
-//! install a plain one (lines on standard output, at level `info`, or the
-//! level `RUST_LOG` names: `error`, `warn`, `info`, `debug`, `trace`,
-//! `off`) unless the app installed its own first. Filters by module, JSON
-//! output and the like: install your own `tracing-subscriber` before
-//! calling `run`.
+//! Tern logs through `tracing` (the start, a span per request, the access
+//! log, errors). A `tracing` event goes nowhere until a subscriber is
+//! installed, so an app that installs none would start silently and its
+//! access log (`TERN_ACCESS_LOG`) would print nothing. `run` and `serve`
+//! therefore install one unless the app installed its own first:
+//!
+//! - lines on standard output, human-readable or one JSON object per line
+//!   (`TERN_LOG_FORMAT=json`), each with the fields of the request it
+//!   belongs to (method, route, request ID, ...: see `docs/operations.md`);
+//! - filtered by `RUST_LOG` read as `tracing-subscriber`'s `Targets`: a
+//!   level (`info`, the default), target=level pairs, or both
+//!   (`info,tern::access=off,sqlx=warn`). A value it cannot read (a level
+//!   it does not know) is said on standard error, and `info` is used.
+//!
+//! Both are read from the environment when the output starts (before
+//! `tern.toml`). Span-field filters and other formats: install your own
+//! `tracing-subscriber` before calling `run`.
 
-use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::{filter::Targets, layer::SubscriberExt, util::SubscriberInitExt};
+
+/// The filter `RUST_LOG` names, or why it names none.
+pub(crate) fn filter(rust_log: Option<&str>) -> Result<Targets, String> {
+    let Some(v) = rust_log.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(Targets::new().with_default(tracing::Level::INFO));
+    };
+    v.parse::<Targets>().map_err(|e| {
+        format!(
+            "RUST_LOG `{v}` is not a filter Tern's log output reads ({e}); it takes a level \
+             (`info`), target=level pairs, or both (`info,tern::access=off,sqlx=warn`); \
+             writing `info`"
+        )
+    })
+}
 
 /// Installs the default subscriber if none is installed yet.
 pub(super) fn install_default() {
     if tracing::dispatcher::has_been_set() {
         return;
     }
-    let level = std::env::var("RUST_LOG")
-        .ok()
-        .and_then(|v| v.trim().parse::<LevelFilter>().ok())
-        .unwrap_or(LevelFilter::INFO);
+    let targets = filter(std::env::var("RUST_LOG").ok().as_deref()).unwrap_or_else(|why| {
+        eprintln!("{why}");
+        Targets::new().with_default(tracing::Level::INFO)
+    });
+    let json =
+        std::env::var("TERN_LOG_FORMAT").is_ok_and(|v| v.trim().eq_ignore_ascii_case("json"));
     // Fails only if another thread installed one meanwhile: that one wins.
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_target(false)
-        // Colours for a terminal, plain text for a file or a collector.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout()))
-        .try_init();
+    if json {
+        let _ = tracing_subscriber::registry()
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .flatten_event(true)
+                    .with_current_span(true)
+                    .with_span_list(false),
+            )
+            .with(targets)
+            .try_init();
+    } else {
+        let _ = tracing_subscriber::registry()
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_target(false)
+                    // Colours for a terminal, plain text for a file or a
+                    // collector.
+                    .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout())),
+            )
+            .with(targets)
+            .try_init();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::filter;
+
+    #[test]
+    fn rust_log_as_targets() {
+        assert!(filter(None).is_ok());
+        assert!(filter(Some("debug")).is_ok());
+        assert!(filter(Some("info,tern::access=off,sqlx=warn")).is_ok());
+        let err = filter(Some("info,sqlx=loud")).unwrap_err();
+        assert!(err.contains("RUST_LOG `info,sqlx=loud`"), "{err}");
+    }
 }

@@ -29,7 +29,7 @@ use serde::Deserialize;
 
 use super::{
     file::read_toml, validate, Config, ConfigError, Cors, CorsList, Environment, HostPattern,
-    InvalidResponses, Limits, MetricsToken, RuntimeMode, SecretKey, Sources, Timeouts,
+    InvalidResponses, Limits, LogFormat, MetricsToken, RuntimeMode, SecretKey, Sources, Timeouts,
 };
 use crate::{
     extract::{
@@ -51,6 +51,7 @@ pub(super) const KNOWN: &[&str] = &[
     "TERN_SECURITY_HEADERS",
     "TERN_HEALTH_PATH",
     "TERN_ACCESS_LOG",
+    "TERN_LOG_FORMAT",
     "TERN_METRICS",
     "TERN_METRICS_PATH",
     "TERN_INVALID_RESPONSES",
@@ -208,6 +209,8 @@ struct Raw {
     health_path: Option<Option<String>>,
     #[serde(default, deserialize_with = "read::flag")]
     access_log: Option<bool>,
+    #[serde(default, deserialize_with = "read::log_format")]
+    log_format: Option<LogFormat>,
     #[serde(default, deserialize_with = "read::flag")]
     metrics: Option<bool>,
     #[serde(default, deserialize_with = "read::metrics_path")]
@@ -321,6 +324,7 @@ impl Raw {
                 .unwrap_or(env == Environment::Production),
             health_path: self.health_path.unwrap_or_else(|| d.health_path.clone()),
             access_log: self.access_log.unwrap_or(d.access_log),
+            log_format: self.log_format.unwrap_or(d.log_format),
             metrics: self.metrics.unwrap_or(d.metrics),
             metrics_path: self.metrics_path.unwrap_or_else(|| d.metrics_path.clone()),
             metrics_token: self.metrics_token,
@@ -456,6 +460,11 @@ mod read {
             "off" | "false" | "none" => Ok(None),
             p if p.starts_with('/') => Ok(Some(p.to_owned())),
             p => Err(format!("`{p}` must start with `/` (or be `off`)")),
+        };
+        log_format: LogFormat = |v| match v.to_ascii_lowercase().as_str() {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            _ => Err(format!("`{v}` is neither `text` nor `json`")),
         };
         metrics_path: String = |v| match v {
             p if p.starts_with('/') && p.len() > 1 => Ok(p.to_owned()),
