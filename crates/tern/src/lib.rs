@@ -16,6 +16,7 @@ pub mod middleware;
 mod negotiation;
 pub mod net;
 mod protocol;
+mod ready;
 mod request_context;
 pub mod response;
 pub mod routing;

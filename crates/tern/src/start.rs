@@ -53,6 +53,8 @@ where
         config.addr = addr;
     }
     config.validate().map_err(Error::config)?;
+    #[cfg(feature = "cli")]
+    crate::command::check::at_start(&config, app.metrics());
     app.build_with(config).map_err(Error::build)
 }
 

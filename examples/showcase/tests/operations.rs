@@ -64,16 +64,28 @@ fn metrics_and_json_logs_of_the_composed_showcase_in_production() {
     command.stdout(Stdio::piped()).stderr(Stdio::null());
     let mut server = Showcase::spawn(command, dir);
     let port = server.port;
-    wait_for(&mut server.child, "the showcase", Duration::from_secs(20), || {
-        (status(&get(port, "/health", "localhost", None)) == 200).then_some(())
-    });
+    wait_for(
+        &mut server.child,
+        "the showcase",
+        Duration::from_secs(20),
+        || (status(&get(port, "/health", "localhost", None)) == 200).then_some(()),
+    );
 
     // The metrics need their token in production, whatever the host.
     let refused = get(port, "/metrics", "10.1.2.3:3000", None);
     assert_eq!(status(&refused), 401, "{refused}");
     assert_eq!(header(&refused, "www-authenticate"), Some("Bearer"));
-    let wrong = get(port, "/metrics", "10.1.2.3:3000", Some("Bearer not-the-token-at-all-000"));
+    let wrong = get(
+        port,
+        "/metrics",
+        "10.1.2.3:3000",
+        Some("Bearer not-the-token-at-all-000"),
+    );
     assert_eq!(status(&wrong), 401);
+
+    // Readiness answers the pod's address too.
+    let ready = get(port, "/ready", "10.1.2.3:3000", None);
+    assert_eq!(status(&ready), 200, "{ready}");
 
     // A parallel burst of the same request: every one counted, once.
     const BURST: usize = 32;
@@ -88,7 +100,12 @@ fn metrics_and_json_logs_of_the_composed_showcase_in_production() {
     assert_eq!(status(&get(port, "/", "localhost", None)), 200);
     assert_eq!(status(&get(port, "/", "evil.example", None)), 400);
 
-    let scraped = get(port, "/metrics", "10.1.2.3:3000", Some(&format!("Bearer {TOKEN}")));
+    let scraped = get(
+        port,
+        "/metrics",
+        "10.1.2.3:3000",
+        Some(&format!("Bearer {TOKEN}")),
+    );
     assert_eq!(status(&scraped), 200, "{scraped}");
     let metrics = body(&scraped);
     assert_eq!(
@@ -100,7 +117,10 @@ fn metrics_and_json_logs_of_the_composed_showcase_in_production() {
         "{metrics}"
     );
     assert_eq!(
-        value(metrics, r#"tern_http_requests_total{route="/",method="GET",status="2xx"}"#),
+        value(
+            metrics,
+            r#"tern_http_requests_total{route="/",method="GET",status="2xx"}"#
+        ),
         Some(1.0)
     );
     assert_eq!(
@@ -109,6 +129,23 @@ fn metrics_and_json_logs_of_the_composed_showcase_in_production() {
         "{metrics}"
     );
     assert!(!metrics.contains("\"/users/42\""), "no raw path is a label");
+    // The production checklist at start, for operators who do not run
+    // `check`.
+    assert_eq!(
+        value(
+            metrics,
+            r#"tern_check_findings{setting="METRICS_TOKEN",verdict="ok"}"#
+        ),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        value(
+            metrics,
+            r#"tern_check_findings{setting="TERN_ENV",verdict="ok"}"#
+        ),
+        Some(1.0)
+    );
 
     // Stop it and read what it wrote: one JSON object per line.
     let _ = server.child.kill();
@@ -144,5 +181,8 @@ fn metrics_and_json_logs_of_the_composed_showcase_in_production() {
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), BURST, "each request its own ID");
-    assert!(!out.contains(STRONG) && !out.contains(TOKEN), "a secret was logged");
+    assert!(
+        !out.contains(STRONG) && !out.contains(TOKEN),
+        "a secret was logged"
+    );
 }

@@ -31,10 +31,11 @@ pub(super) fn prepare(
     // The built-in health check answers whatever the host: orchestrators'
     // probes (Kubernetes) name the pod's address, not a public host, and
     // `ok` tells a forged host nothing (docs/configuration.md).
-    // The built-in metrics too: scrapers name the pod's address, and the
-    // metrics need their token in production.
+    // The built-in readiness and metrics too: probes and scrapers name the
+    // pod's address (the metrics need their token in production).
     let health_probe = matches!(*req.method(), Method::GET | Method::HEAD)
         && (shared.table.builtin_health() == Some(req.uri().path())
+            || shared.ready_path.as_deref() == Some(req.uri().path())
             || shared.metrics_path.as_deref() == Some(req.uri().path()));
     if !config.allowed_hosts.is_empty() && !health_probe {
         let host = crate::extract::host_of(req);

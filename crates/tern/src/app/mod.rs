@@ -99,6 +99,7 @@ pub struct App<S = ()> {
     #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     commands: CommandLine,
     metrics: crate::metrics::Metrics,
+    ready_checks: Vec<crate::ready::Check>,
 }
 
 impl<S> fmt::Debug for App<S> {
@@ -146,6 +147,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             on_start: Vec::new(),
             commands: CommandLine::default(),
             metrics: crate::metrics::Metrics::default(),
+            ready_checks: Vec::new(),
         }
     }
 
@@ -492,6 +494,22 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         &self.metrics
     }
 
+    /// Adds a readiness check, `name` in the answer of `/ready`
+    /// (`TERN_READY_PATH`) when it fails: `check` gets the probe's request
+    /// context (the app's settings, its config) and says whether the
+    /// process can serve now (the database answers, the bus is
+    /// connected). It has one second; its error is logged, never sent.
+    /// Batteries add theirs at install.
+    pub fn ready_check<F, Fut>(mut self, name: &'static str, check: F) -> Self
+    where
+        F: Fn(crate::RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), String>> + Send + 'static,
+    {
+        self.ready_checks
+            .push(crate::ready::Check::new(name, check));
+        self
+    }
+
     /// The configuration set with [`config`](App::config), if any.
     pub fn configured(&self) -> Option<&Config> {
         self.config.as_ref()
@@ -523,6 +541,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             on_start: _,
             commands: _,
             metrics,
+            ready_checks,
         } = self;
         let config = crate::settings::with_defaults(&config, &setting_defaults, &settings)
             .map_err(BuildError::config)?;
@@ -556,6 +575,28 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
                     }],
                 });
             }
+        }
+        // `/ready`, unless the app has a route of its own there.
+        let builtin_ready = config
+            .ready_path
+            .clone()
+            .filter(|path| !routes.iter().any(|e| e.path == *path && e.host.is_none()));
+        if let Some(path) = &builtin_ready {
+            routes.push(Entry::new(
+                path.clone(),
+                crate::ready::method_router(ready_checks),
+                None,
+            ));
+            listing.push(crate::routing::RouteListing {
+                host: None,
+                path: path.clone(),
+                name: None,
+                methods: vec![crate::routing::MethodListing {
+                    method: "GET".to_owned(),
+                    handler: "(built in: TERN_READY_PATH)",
+                    middleware: Vec::new(),
+                }],
+            });
         }
         // `/metrics`, unless the app has a route of its own there.
         let builtin_metrics = config.metrics
@@ -621,6 +662,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             metrics,
             http_metrics,
             builtin_metrics.then_some(config_metrics_path),
+            builtin_ready,
         ));
         Ok(AppService {
             inner: Arc::new(AppInner {

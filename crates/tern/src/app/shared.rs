@@ -22,6 +22,8 @@ pub(crate) struct Shared {
     /// The path of the built-in metrics route, when it is served (any
     /// host may ask it, like the health check).
     pub(crate) metrics_path: Option<String>,
+    /// The path of the built-in readiness route, when it is served.
+    pub(crate) ready_path: Option<String>,
 }
 
 impl Shared {
@@ -33,6 +35,7 @@ impl Shared {
         metrics: crate::metrics::Metrics,
         http_metrics: Option<Arc<crate::metrics::http::HttpMetrics>>,
         metrics_path: Option<String>,
+        ready_path: Option<String>,
     ) -> Self {
         let security_headers = if config.security_headers {
             vec![
@@ -77,6 +80,7 @@ impl Shared {
             metrics,
             http_metrics,
             metrics_path,
+            ready_path,
         }
     }
 

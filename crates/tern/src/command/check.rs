@@ -64,6 +64,33 @@ impl fmt::Display for Finding {
     }
 }
 
+/// Tern's own lines at start, in production: each `warn` or `FAIL` in
+/// the log, and every line on `/metrics` as
+/// `tern_check_findings{setting, verdict} 1`, so the operators who do not
+/// run `check` see them too.
+pub(crate) fn at_start(config: &Config, metrics: &crate::metrics::Metrics) {
+    if !config.is_production() {
+        return;
+    }
+    for finding in findings(config) {
+        let verdict = match finding.verdict {
+            Verdict::Ok => "ok",
+            Verdict::Warn => "warn",
+            Verdict::Fail => "fail",
+        };
+        if finding.verdict != Verdict::Ok {
+            tracing::warn!(setting = %finding.setting, verdict, "{}", finding.says);
+        }
+        metrics
+            .gauge(
+                "tern_check_findings",
+                "The production checklist's lines at start (the `check` command), by setting and verdict",
+                &[("setting", &finding.setting), ("verdict", verdict)],
+            )
+            .set(1);
+    }
+}
+
 /// Tern's own lines, judging `config` as production would.
 pub(crate) fn findings(config: &Config) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -172,6 +199,22 @@ pub(crate) fn findings(config: &Config) -> Vec<Finding> {
              (and set TRUSTED_PROXY_HEADER), or set TERN_TLS_CERT and TERN_TLS_KEY",
         ),
     });
+    if config.metrics {
+        out.push(match &config.metrics_token {
+            Some(_) => Finding::ok(
+                "METRICS_TOKEN",
+                format!(
+                    "set: {} needs `Authorization: Bearer <token>`",
+                    config.metrics_path
+                ),
+            ),
+            None => Finding::fail(
+                "METRICS_TOKEN",
+                "is not set and TERN_METRICS is on: set a token of at least 16 characters for \
+                 the scraper",
+            ),
+        });
+    }
     if config.openapi == Some(true) {
         out.push(Finding::warn(
             "TERN_OPENAPI",

@@ -56,7 +56,7 @@ use crate::{
     AppService, Server,
 };
 
-mod check;
+pub(crate) mod check;
 mod routes;
 
 pub use check::{Finding, Verdict};

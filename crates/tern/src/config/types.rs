@@ -259,6 +259,11 @@ pub struct Config {
     /// there unless the app has its own route at this path); `off`
     /// disables it. Default `/health`.
     pub health_path: Option<String>,
+    /// `TERN_READY_PATH`: where `GET` answers `200 ready` when every
+    /// readiness check passes ([`App::ready_check`](crate::App::ready_check)),
+    /// else `503`; `503` at once while the server drains. Any host, like
+    /// the health check; `off` disables it. Default `/ready`.
+    pub ready_path: Option<String>,
     /// `TERN_ACCESS_LOG`: log one line per request (default off).
     pub access_log: bool,
     /// `TERN_LOG_FORMAT`: `text` (default) or `json`, for the log output
@@ -417,6 +422,7 @@ impl Default for Config {
             request_id_header: HeaderName::from_static("x-request-id"),
             security_headers: false,
             health_path: Some("/health".to_owned()),
+            ready_path: Some("/ready".to_owned()),
             access_log: false,
             log_format: LogFormat::Text,
             metrics: false,

@@ -50,6 +50,7 @@ pub(super) const KNOWN: &[&str] = &[
     "TERN_REQUEST_ID_HEADER",
     "TERN_SECURITY_HEADERS",
     "TERN_HEALTH_PATH",
+    "TERN_READY_PATH",
     "TERN_ACCESS_LOG",
     "TERN_LOG_FORMAT",
     "TERN_METRICS",
@@ -207,6 +208,8 @@ struct Raw {
     security_headers: Option<bool>,
     #[serde(default, deserialize_with = "read::health_path")]
     health_path: Option<Option<String>>,
+    #[serde(default, deserialize_with = "read::health_path")]
+    ready_path: Option<Option<String>>,
     #[serde(default, deserialize_with = "read::flag")]
     access_log: Option<bool>,
     #[serde(default, deserialize_with = "read::log_format")]
@@ -323,6 +326,7 @@ impl Raw {
                 .security_headers
                 .unwrap_or(env == Environment::Production),
             health_path: self.health_path.unwrap_or_else(|| d.health_path.clone()),
+            ready_path: self.ready_path.unwrap_or_else(|| d.ready_path.clone()),
             access_log: self.access_log.unwrap_or(d.access_log),
             log_format: self.log_format.unwrap_or(d.log_format),
             metrics: self.metrics.unwrap_or(d.metrics),

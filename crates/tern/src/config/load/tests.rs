@@ -82,6 +82,27 @@ fn messages_say_what_the_value_should_be() {
             "health",
             "`health` must start with `/` (or be `off`)",
         ),
+        (
+            "TERN_READY_PATH",
+            "ready",
+            "`ready` must start with `/` (or be `off`)",
+        ),
+        (
+            "TERN_LOG_FORMAT",
+            "xml",
+            "`xml` is neither `text` nor `json`",
+        ),
+        ("TERN_METRICS", "maybe", "`maybe` is not true or false"),
+        (
+            "TERN_METRICS_PATH",
+            "metrics",
+            "`metrics` must be a path starting with `/`, such as /metrics",
+        ),
+        (
+            "METRICS_TOKEN",
+            "short token",
+            "is 11 characters; it must be at least 16 printable characters without spaces",
+        ),
         ("TERN_MAX_BODY_BYTES", "-1", "`-1` is not a whole number"),
         (
             "TERN_MAX_H2_STREAMS",
