@@ -20,7 +20,9 @@ use crate::{model::Model, Database, Migrations, Pool};
 /// - at start, in development (or with `DATABASE_MIGRATE_ON_START=true`),
 ///   the migrations not applied yet;
 /// - in `check`: where the database is (the SQLite default is one
-///   process's), whether it answers, and migrations not applied.
+///   process's), whether it answers, and migrations not applied;
+/// - the pool's metrics in the app's `/metrics`, from the start
+///   ([`Database::record_metrics`]).
 ///
 /// ```no_run
 /// static MIGRATIONS: tern_data::Migrations = tern_data::migrations!("tests/migrations");
@@ -38,6 +40,9 @@ where
     let on_start = Arc::clone(&migrations);
     let checked = Arc::clone(&migrations);
     let command = Arc::clone(&migrations);
+    // The families exist from the start (at zero); the pool is metered
+    // once the app is built and starts (`Database::record_metrics`).
+    drop(crate::metrics::PoolMeter::register(app.metrics()));
     app.settings::<Database>("database")
         .command(Command::new(
             clap::Command::new("migrate")
@@ -57,6 +62,7 @@ where
             let migrations = Arc::clone(&on_start);
             async move {
                 let db = database(&app)?;
+                db.record_metrics(app.metrics());
                 if db.migrate_on_start(app.config().is_production()) {
                     for m in migrations.iter() {
                         let pending = db.pending(m).await?;

@@ -1,7 +1,13 @@
 //! The database an app uses, from its settings: the URL, the pool's size
 //! and timeouts, the statement cache.
 
-use std::{fmt, path::PathBuf, str::FromStr, sync::OnceLock, time::Duration};
+use std::{
+    fmt,
+    path::PathBuf,
+    str::FromStr,
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
 
 use serde::{Deserialize, Deserializer};
 use sqlx::{
@@ -10,7 +16,7 @@ use sqlx::{
     PgPool, SqlitePool,
 };
 
-use crate::DataError;
+use crate::{metrics::PoolMeter, DataError};
 
 /// Where the embedded default keeps its file, relative to the working
 /// directory (created on first start).
@@ -58,6 +64,8 @@ pub struct Database {
     migrate_on_start: Option<bool>,
     #[serde(skip)]
     pool: OnceLock<Pool>,
+    #[serde(skip)]
+    meter: OnceLock<Arc<PoolMeter>>,
 }
 
 fn default_acquire() -> Duration {
@@ -138,6 +146,7 @@ impl Database {
             statement_cache: default_cache(),
             migrate_on_start: None,
             pool: OnceLock::new(),
+            meter: OnceLock::new(),
         })
     }
 
@@ -178,6 +187,45 @@ impl Database {
     /// needs one.
     pub fn pool(&self) -> &Pool {
         self.pool.get_or_init(|| self.make_pool())
+    }
+
+    /// Records the pool's metrics in `metrics` (the app's, whose
+    /// `/metrics` shows them): the time statements and transactions wait
+    /// for a connection (`tern_db_pool_acquire_seconds`), how often none
+    /// was idle (`tern_db_pool_waits_total`) or the wait ran out
+    /// (`tern_db_pool_timeouts_total`), and at each scrape the
+    /// connections idle and in use (`tern_db_pool_connections`) and the
+    /// most the pool opens (`tern_db_pool_max`).
+    ///
+    /// [`install`](crate::install) calls it when the app starts (with
+    /// `tern::run`, `tern::serve` or the `serve` command); an app that
+    /// builds its service and serves it itself calls it once built.
+    /// Only the first call counts: the pool is metered in one registry.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let db = tern_data::Database::from_url("sqlite::memory:").unwrap();
+    /// let metrics = tern::metrics::Metrics::default();
+    /// db.record_metrics(&metrics);
+    /// let n: i64 = tern_data::query("SELECT 1").scalar(db.pool()).await.unwrap();
+    /// assert_eq!(n, 1);
+    /// let text = metrics.render();
+    /// assert!(text.contains("tern_db_pool_acquire_seconds_count 1"), "{text}");
+    /// assert!(text.contains("tern_db_pool_max 5"), "{text}");
+    /// # }
+    /// ```
+    pub fn record_metrics(&self, metrics: &tern::metrics::Metrics) {
+        let mut first = false;
+        let meter = self.meter.get_or_init(|| {
+            first = true;
+            Arc::new(PoolMeter::register(metrics))
+        });
+        if !first {
+            return;
+        }
+        let pool = self.pool().clone();
+        crate::metrics::meter(&pool, meter);
+        metrics.source(move |sample| crate::metrics::sample(&pool, sample));
     }
 
     fn make_pool(&self) -> Pool {

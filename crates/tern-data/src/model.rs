@@ -194,13 +194,13 @@ pub trait Model:
                 Conn::Pool(Pool::Sqlite(p)) => {
                     sqlx::query_as(Self::SELECT_ONE)
                         .bind(key)
-                        .fetch_one(p)
+                        .fetch_one(&mut *crate::metrics::acquire(p).await?)
                         .await?
                 }
                 Conn::Pool(Pool::Postgres(p)) => {
                     sqlx::query_as(Self::SELECT_ONE)
                         .bind(key)
-                        .fetch_one(p)
+                        .fetch_one(&mut *crate::metrics::acquire(p).await?)
                         .await?
                 }
                 Conn::Tx(Transaction::Sqlite(t)) => {
@@ -231,12 +231,12 @@ pub trait Model:
             Ok(match conn {
                 Conn::Pool(Pool::Sqlite(p)) => {
                     self.bind_insert(sqlx::query_as(Self::INSERT))
-                        .fetch_one(p)
+                        .fetch_one(&mut *crate::metrics::acquire(p).await?)
                         .await?
                 }
                 Conn::Pool(Pool::Postgres(p)) => {
                     self.bind_insert_pg(sqlx::query_as(Self::INSERT))
-                        .fetch_one(p)
+                        .fetch_one(&mut *crate::metrics::acquire(p).await?)
                         .await?
                 }
                 Conn::Tx(Transaction::Sqlite(t)) => {
@@ -265,12 +265,12 @@ pub trait Model:
             Ok(match conn {
                 Conn::Pool(Pool::Sqlite(p)) => {
                     self.bind_update(sqlx::query_as(Self::UPDATE))
-                        .fetch_one(p)
+                        .fetch_one(&mut *crate::metrics::acquire(p).await?)
                         .await?
                 }
                 Conn::Pool(Pool::Postgres(p)) => {
                     self.bind_update_pg(sqlx::query_as(Self::UPDATE))
-                        .fetch_one(p)
+                        .fetch_one(&mut *crate::metrics::acquire(p).await?)
                         .await?
                 }
                 Conn::Tx(Transaction::Sqlite(t)) => {
@@ -296,11 +296,19 @@ pub trait Model:
         async move {
             let affected = match conn {
                 Conn::Pool(Pool::Sqlite(p)) => {
-                    { sqlx::query(Self::DELETE).bind(key).execute(p).await? }.rows_affected()
+                    sqlx::query(Self::DELETE)
+                        .bind(key)
+                        .execute(&mut *crate::metrics::acquire(p).await?)
+                        .await?
                 }
+                .rows_affected(),
                 Conn::Pool(Pool::Postgres(p)) => {
-                    { sqlx::query(Self::DELETE).bind(key).execute(p).await? }.rows_affected()
+                    sqlx::query(Self::DELETE)
+                        .bind(key)
+                        .execute(&mut *crate::metrics::acquire(p).await?)
+                        .await?
                 }
+                .rows_affected(),
                 Conn::Tx(Transaction::Sqlite(t)) => {
                     sqlx::query(Self::DELETE)
                         .bind(key)

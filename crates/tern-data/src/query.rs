@@ -290,12 +290,16 @@ impl<T> ReadValue for T where
 macro_rules! on_conn {
     ($conn:expr, $args:expr, |$e:ident, $a:ident| $body:expr) => {
         match $conn {
-            Conn::Pool(Pool::Sqlite($e)) => {
+            Conn::Pool(Pool::Sqlite(p)) => {
                 let $a = sqlite_args($args)?;
+                let mut c = crate::metrics::acquire(p).await?;
+                let $e = &mut *c;
                 $body
             }
-            Conn::Pool(Pool::Postgres($e)) => {
+            Conn::Pool(Pool::Postgres(p)) => {
                 let $a = pg_args($args)?;
+                let mut c = crate::metrics::acquire(p).await?;
+                let $e = &mut *c;
                 $body
             }
             Conn::Tx(Transaction::Sqlite(t)) => {

@@ -122,9 +122,22 @@ impl<S: Send + Sync> FromRequestParts<S> for Tx {
                 .map_err(IntoResponse::into_response)?;
         let mut held = slot.0.lock().await;
         if held.is_none() {
+            // `Pool::begin` is these two steps (`Transaction::begin` is
+            // public, though left out of sqlx's docs); taken apart so
+            // that the wait for the connection is timed alone.
             let begun = match db.pool() {
-                Pool::Sqlite(p) => p.begin().await.map(Transaction::Sqlite),
-                Pool::Postgres(p) => p.begin().await.map(Transaction::Postgres),
+                Pool::Sqlite(p) => match crate::metrics::acquire(p).await {
+                    Ok(c) => sqlx::Transaction::begin(c, None)
+                        .await
+                        .map(Transaction::Sqlite),
+                    Err(e) => Err(e),
+                },
+                Pool::Postgres(p) => match crate::metrics::acquire(p).await {
+                    Ok(c) => sqlx::Transaction::begin(c, None)
+                        .await
+                        .map(Transaction::Postgres),
+                    Err(e) => Err(e),
+                },
             };
             *held = Some(begun.map_err(|e| DataError::Sqlx(e).into_response())?);
         }

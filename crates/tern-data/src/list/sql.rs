@@ -172,8 +172,15 @@ pub(crate) async fn list_rows<M: Model>(
         }};
     }
     let (total, items) = match &mut conn {
-        Conn::Pool(Pool::Sqlite(p)) => page_on!(p),
-        Conn::Pool(Pool::Postgres(p)) => page_on!(p),
+        // One connection for the page and, past the end, its count.
+        Conn::Pool(Pool::Sqlite(p)) => {
+            let mut c = crate::metrics::acquire(p).await?;
+            page_on!(&mut *c)
+        }
+        Conn::Pool(Pool::Postgres(p)) => {
+            let mut c = crate::metrics::acquire(p).await?;
+            page_on!(&mut *c)
+        }
         Conn::Tx(Transaction::Sqlite(t)) => page_on!(&mut **t),
         Conn::Tx(Transaction::Postgres(t)) => page_on!(&mut **t),
     };
