@@ -51,6 +51,24 @@ pub async fn csrf(req: Request, next: Next) -> Response {
     }
 }
 
+/// [`csrf`] as `install` adds it: its refusals (`403`, not a database
+/// error) counted.
+pub(crate) async fn counted(
+    meter: std::sync::Arc<crate::metrics::AuthMeter>,
+    req: Request,
+    next: Next,
+) -> Response {
+    match check(req).await {
+        Ok(req) => next.run(req).await,
+        Err(refusal) => {
+            if refusal.status() == http::StatusCode::FORBIDDEN {
+                meter.csrf.inc();
+            }
+            refusal
+        }
+    }
+}
+
 async fn check(req: Request) -> Result<Request, Response> {
     if matches!(
         *req.method(),

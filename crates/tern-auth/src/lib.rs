@@ -76,6 +76,7 @@ mod extract;
 mod forms;
 mod handlers;
 mod hasher_pool;
+mod metrics;
 pub mod password;
 mod rate_limit;
 #[cfg(feature = "redis")]
@@ -103,6 +104,7 @@ pub use users::{
 };
 
 use tern::{
+    middleware::{from_fn, from_fn_with_state},
     routing::{get, post},
     App,
 };
@@ -119,22 +121,31 @@ pub static MIGRATIONS: Migrations =
 /// `POST /auth/logout`, `GET /auth/session`, `POST /auth/password`, and
 /// the [`csrf()`] check after routing on every route; on the app's
 /// command line, `createsuperuser` (a superuser) and the pepper's
-/// line of `check`; at start, [`check_pepper`]. The app loads its [`tern_data::Database`] itself
+/// line of `check`; at start, [`check_pepper`]. In the app's metrics:
+/// `tern_auth_logins_total{result="ok"|"failed"|"throttled"|"busy"}`
+/// and the refusals `tern_rejections_total{reason="csrf"|"throttle"}`. The app loads its [`tern_data::Database`] itself
 /// ([`tern_data::install`], with [`MIGRATIONS`] among its migrations).
 pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>) -> App<S> {
+    let meter = metrics::AuthMeter::register(app.metrics());
     app.settings::<Accounts>("auth")
         .settings::<Passwords>("password")
         .route(
             "/auth/login",
-            post(handlers::login).layer(tern::middleware::from_fn(forms::login)),
+            post(handlers::login)
+                .layer(from_fn_with_state(meter.clone(), metrics::login))
+                .layer(from_fn(forms::login)),
         )
         .route(
             "/auth/logout",
-            post(handlers::logout).layer(tern::middleware::from_fn(forms::logout)),
+            post(handlers::logout).layer(from_fn(forms::logout)),
         )
         .route("/auth/session", get(handlers::current))
-        .route("/auth/password", post(handlers::change_password))
-        .route_layer(tern::middleware::from_fn(csrf))
+        .route(
+            "/auth/password",
+            post(handlers::change_password)
+                .layer(from_fn_with_state(meter.clone(), metrics::password)),
+        )
+        .route_layer(from_fn_with_state(meter, csrf::counted))
         .command(commands::createsuperuser())
         .check(commands::check)
         .on_start(commands::pepper_at_start)

@@ -92,6 +92,7 @@ pub struct RateLimit {
     key: KeyBy,
     store: Store,
     checks: Arc<AtomicU32>,
+    refused: Option<tern::metrics::Counter>,
 }
 
 impl fmt::Debug for RateLimit {
@@ -127,7 +128,32 @@ impl RateLimit {
             key: KeyBy::ClientIp,
             store: memory(limit, period, limit),
             checks: Arc::new(AtomicU32::new(0)),
+            refused: None,
         }
+    }
+
+    /// Counts its refusals in `metrics` (the app's, from
+    /// `App::metrics`), as `tern_rejections_total{reason="rate_limit"}`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tern::{App, routing::get, test::TestClient};
+    /// use tern_auth::RateLimit;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let app = App::new();
+    /// let limit = RateLimit::per(1, Duration::from_secs(60)).metrics(app.metrics());
+    /// let metrics = app.metrics().clone();
+    /// let app = app.route("/", get(|| async { "hi" })).route_layer(limit.layer());
+    /// let client = TestClient::new(app);
+    /// client.get("/").send().await;
+    /// assert_eq!(client.get("/").send().await.status(), 429);
+    /// assert!(metrics.render().contains(r#"tern_rejections_total{reason="rate_limit"} 1"#));
+    /// # }
+    /// ```
+    pub fn metrics(mut self, metrics: &tern::metrics::Metrics) -> RateLimit {
+        self.refused = Some(metrics.rejection("rate_limit"));
+        self
     }
 
     /// At most `burst` requests at once (the default is the limit).
@@ -236,6 +262,9 @@ impl RateLimit {
                 res
             }
             Verdict::Refused { retry_after } => {
+                if let Some(refused) = &self.refused {
+                    refused.inc();
+                }
                 let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
                 let mut res = Problem::new(StatusCode::TOO_MANY_REQUESTS)
                     .with_detail(format!(
