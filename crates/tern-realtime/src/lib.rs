@@ -85,6 +85,10 @@
 //!   process numbers what it sends, so losses while a connection was
 //!   down are counted and logged ([`hub::Stats`]); connections come back
 //!   by themselves.
+//! - **Metrics** ([`install`]): sockets and event streams open, the
+//!   hub's subscribers, queued messages and counts, and whether its
+//!   backend is connected, in the app's `/metrics`
+//!   (`docs/operations.md` lists them).
 //! - **Tests**: [`testing::WebSocketClient`] opens sockets on
 //!   `tern::test::TestClient` without a port.
 
@@ -92,6 +96,7 @@ mod budget;
 mod bus;
 pub mod channels;
 pub mod hub;
+mod metrics;
 mod settings;
 mod socket;
 pub mod sse;
@@ -103,3 +108,27 @@ pub use hub::{Connection, Delivery, Hub, Member};
 pub use settings::{Realtime, SlowConsumer, WebSockets};
 pub use socket::{close_code, Message, Text, WebSocket, WebSocketError, WebSocketErrorKind};
 pub use upgrade::WebSocketUpgrade;
+
+/// Loads the [`Realtime`] settings (prefix `realtime`) and, when the app
+/// starts (with `tern::run`, `tern::serve` or the `serve` command),
+/// records realtime's metrics in the app's ([`Realtime::record_metrics`]):
+/// sockets and event streams open, the hub's subscribers, queued
+/// messages and counts, and whether its backend is connected.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), tern::Error> {
+/// let app = tern_realtime::install(tern::App::new()); // REALTIME_BACKEND=...
+/// tern::serve(app).await // TERN_METRICS=on: `/metrics` has them
+/// # }
+/// ```
+pub fn install<S: Clone + Send + Sync + 'static>(app: tern::App<S>) -> tern::App<S> {
+    // The connection series exist from the start (at zero).
+    drop(metrics::RealtimeMeter::register(app.metrics()));
+    app.settings::<Realtime>("realtime")
+        .on_start(|app: tern::AppService| async move {
+            if let Some(realtime) = app.settings::<Realtime>() {
+                realtime.record_metrics(app.metrics());
+            }
+            Ok(())
+        })
+}

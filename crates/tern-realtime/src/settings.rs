@@ -227,6 +227,7 @@ pub struct Realtime {
     pub(crate) keep_alive: Duration,
     pub(crate) presence_interval: Duration,
     pub(crate) hub: std::sync::OnceLock<crate::Hub>,
+    pub(crate) meter: std::sync::OnceLock<crate::metrics::RealtimeMeter>,
 }
 
 /// Where messages between processes go (the URL may hold a password:
@@ -381,6 +382,7 @@ impl TryFrom<RawRealtime> for Realtime {
             keep_alive: raw.keep_alive,
             presence_interval: raw.presence_interval.max(Duration::from_millis(50)),
             hub: std::sync::OnceLock::new(),
+            meter: std::sync::OnceLock::new(),
         })
     }
 }
@@ -397,6 +399,7 @@ impl Default for Realtime {
             keep_alive: keep_alive(),
             presence_interval: presence(),
             hub: std::sync::OnceLock::new(),
+            meter: std::sync::OnceLock::new(),
         }
     }
 }
@@ -406,5 +409,30 @@ impl Realtime {
     /// server's runtime: its backend connects from there).
     pub fn hub(&self) -> &crate::Hub {
         self.hub.get_or_init(|| crate::Hub::new(self))
+    }
+
+    /// Records realtime's metrics in `metrics` (the app's, whose
+    /// `/metrics` shows them): sockets and event streams open and opened
+    /// (`tern_connections_open` and `tern_connections_total`,
+    /// `protocol="websocket"` and `"sse"`), and at each scrape the hub's
+    /// subscribers, queued messages, counts ([`Hub::stats`](crate::Hub::stats))
+    /// and, with a backend, whether it is connected
+    /// (`tern_realtime_bus_up`).
+    ///
+    /// [`install`](crate::install) calls it when the app starts (with
+    /// `tern::run`, `tern::serve` or the `serve` command); an app that
+    /// builds its service and serves it itself calls it once built,
+    /// inside the runtime (the hub is made here). Only the first call
+    /// counts.
+    pub fn record_metrics(&self, metrics: &tern::metrics::Metrics) {
+        let mut first = false;
+        self.meter.get_or_init(|| {
+            first = true;
+            crate::metrics::RealtimeMeter::register(metrics)
+        });
+        if first {
+            let hub = self.hub().clone();
+            metrics.source(move |sample| crate::metrics::sample(&hub, sample));
+        }
     }
 }

@@ -20,7 +20,12 @@ use std::{convert::Infallible, fmt::Write as _, time::Duration};
 use bytes::Bytes;
 use futures_util::{stream, Stream, StreamExt};
 use http::{header, request::Parts, HeaderValue};
-use tern::{extract::FromRequestParts, settings::Settings, IntoResponse, Response, Shutdown};
+use tern::{
+    extract::FromRequestParts,
+    metrics::{ConnectionGuard, Connections},
+    settings::Settings,
+    IntoResponse, Response, Shutdown,
+};
 use tern_core::body::Body;
 
 use crate::{
@@ -121,6 +126,8 @@ pub struct EventStream {
     last_event_id: Option<String>,
     shutdown: Shutdown,
     keep_alive: Duration,
+    /// The app's stream counts, when it records realtime's metrics.
+    counted: Option<Connections>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for EventStream {
@@ -133,15 +140,17 @@ impl<S: Send + Sync> FromRequestParts<S> for EventStream {
             .and_then(|v| v.to_str().ok())
             .filter(|v| !v.is_empty() && v.len() <= 256)
             .map(str::to_owned);
-        let keep_alive = match Settings::<Realtime>::from_request_parts(parts, &()).await {
-            Ok(Settings(r)) => r.keep_alive,
-            Err(_) => Realtime::default().keep_alive,
+        let (keep_alive, counted) = match Settings::<Realtime>::from_request_parts(parts, &()).await
+        {
+            Ok(Settings(r)) => (r.keep_alive, r.meter.get().map(|m| m.sse.clone())),
+            Err(_) => (Realtime::default().keep_alive, None),
         };
         let shutdown = Shutdown::from_request_parts(parts, &()).await?;
         Ok(EventStream {
             last_event_id,
             shutdown,
             keep_alive,
+            counted,
         })
     }
 
@@ -196,17 +205,20 @@ impl EventStream {
         let EventStream {
             shutdown,
             keep_alive,
+            counted,
             ..
         } = self;
-        let state = (Box::pin(events), shutdown, keep_alive);
+        // Open while the body is: dropped with it.
+        let open = counted.as_ref().map(Connections::open);
+        let state = (Box::pin(events), shutdown, keep_alive, open);
         respond(stream::unfold(
             state,
-            |(mut events, shutdown, every)| async move {
+            |(mut events, shutdown, every, open)| async move {
                 tokio::select! {
                     biased;
                     () = shutdown.signaled() => None,
-                    next = events.next() => next.map(|e| (e.encode(), (events, shutdown, every))),
-                    () = tokio::time::sleep(every) => Some((Bytes::from_static(KEEP_ALIVE), (events, shutdown, every))),
+                    next = events.next() => next.map(|e| (e.encode(), (events, shutdown, every, open))),
+                    () = tokio::time::sleep(every) => Some((Bytes::from_static(KEEP_ALIVE), (events, shutdown, every, open))),
                 }
             },
         ))
@@ -247,20 +259,27 @@ impl EventStream {
         let EventStream {
             shutdown,
             keep_alive,
+            counted,
             ..
         } = self;
+        let open = counted.as_ref().map(Connections::open);
         respond(stream::unfold(
-            (conn, shutdown, keep_alive),
-            |(mut conn, shutdown, every): (Connection, Shutdown, Duration)| async move {
+            (conn, shutdown, keep_alive, open),
+            |(mut conn, shutdown, every, open): (
+                Connection,
+                Shutdown,
+                Duration,
+                Option<ConnectionGuard>,
+            )| async move {
                 tokio::select! {
                     biased;
                     () = shutdown.signaled() => None,
                     d = conn.recv() => match d {
-                        Ok(d) => Some((d.sse().clone(), (conn, shutdown, every))),
+                        Ok(d) => Some((d.sse().clone(), (conn, shutdown, every, open))),
                         // Fell behind: end; the client resumes from its last id.
                         Err(_) => None,
                     },
-                    () = tokio::time::sleep(every) => Some((Bytes::from_static(KEEP_ALIVE), (conn, shutdown, every))),
+                    () = tokio::time::sleep(every) => Some((Bytes::from_static(KEEP_ALIVE), (conn, shutdown, every, open))),
                 }
             },
         ))

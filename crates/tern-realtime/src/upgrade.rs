@@ -43,6 +43,8 @@ pub struct WebSocketUpgrade {
     settings: Arc<WebSockets>,
     shutdown: Shutdown,
     client_ip: Option<std::net::IpAddr>,
+    /// The app's socket counts, when it records realtime's metrics.
+    counted: Option<tern::metrics::Connections>,
 }
 
 impl std::fmt::Debug for WebSocketUpgrade {
@@ -194,7 +196,12 @@ impl<S: Send + Sync> FromRequestParts<S> for WebSocketUpgrade {
             .await
             .ok()
             .map(|ClientIp(ip)| ip);
+        let counted = match Settings::<crate::Realtime>::from_request_parts(parts, &()).await {
+            Ok(Settings(r)) => r.meter.get().map(|m| m.websocket.clone()),
+            Err(_) => None,
+        };
         Ok(WebSocketUpgrade {
+            counted,
             on_upgrade: on_upgrade.idle_timeout(settings.idle_timeout),
             accept,
             offered,
@@ -251,6 +258,7 @@ impl WebSocketUpgrade {
             settings,
             shutdown,
             client_ip,
+            counted,
             ..
         } = self;
         let guard = shutdown.guard();
@@ -277,6 +285,8 @@ impl WebSocketUpgrade {
                 Some(crate::socket::config(&settings)),
             )
             .await;
+            // Open from the switch until the callback is done with it.
+            let _open = counted.as_ref().map(tern::metrics::Connections::open);
             let socket = WebSocket::new(stream, settings, shutdown, guard, chosen, client_ip);
             callback(socket).await;
         });

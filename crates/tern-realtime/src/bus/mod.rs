@@ -233,6 +233,15 @@ fn hub(weak: &Weak<Inner>) -> Option<crate::Hub> {
     weak.upgrade().map(|inner| crate::Hub { inner })
 }
 
+/// Tells the hub (for `tern_realtime_bus_up`) whether the backend is
+/// connected now.
+#[cfg(any(feature = "redis", feature = "nats"))]
+fn set_up(weak: &Weak<Inner>, up: bool) {
+    if let Some(hub) = hub(weak) {
+        hub.set_bus_up(up);
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

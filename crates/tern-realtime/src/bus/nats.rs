@@ -31,12 +31,14 @@ pub(super) async fn run(
                             tracing::info!("realtime: connected to NATS");
                         }
                         if let Some(hub) = super::hub(&weak) {
+                            hub.set_bus_up(true);
                             hub.after_reconnect();
                         }
                     }
-                    async_nats::Event::Disconnected => tracing::warn!(
-                        "realtime: lost the connection to NATS; reconnecting"
-                    ),
+                    async_nats::Event::Disconnected => {
+                        super::set_up(&weak, false);
+                        tracing::warn!("realtime: lost the connection to NATS; reconnecting");
+                    }
                     other => tracing::debug!(event = %other, "realtime: NATS"),
                 }
             }

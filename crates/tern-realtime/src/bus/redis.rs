@@ -59,6 +59,7 @@ pub(super) async fn run(
         let (pubsub, mut publisher) = match tokio::time::timeout(MAX_BACKOFF, connect).await {
             Ok(Ok(connected)) => connected,
             failed => {
+                super::set_up(&weak, false);
                 if down_since.is_none() {
                     let reason = match failed {
                         Ok(Err(e)) => e.to_string(),
@@ -74,6 +75,7 @@ pub(super) async fn run(
         let Some(hub) = super::hub(&weak) else {
             return;
         };
+        hub.set_bus_up(true);
         match down_since.take() {
             Some(since) => {
                 hub.count_unsent(unsent);
@@ -100,6 +102,7 @@ pub(super) async fn run(
                     }
                     None => {
                         tracing::warn!("realtime: lost the connection to Redis; reconnecting");
+                        super::set_up(&weak, false);
                         down_since = Some(Instant::now());
                         break;
                     }
@@ -114,6 +117,7 @@ pub(super) async fn run(
                         if let Err(e) = sent {
                             tracing::warn!(error = %e, "realtime: publishing to Redis failed; reconnecting");
                             unsent += 1;
+                            super::set_up(&weak, false);
                             down_since = Some(Instant::now());
                             break;
                         }

@@ -146,4 +146,10 @@ impl Hub {
     pub(crate) fn count_unsent(&self, n: u64) {
         self.inner.counters.unsent.fetch_add(n, Ordering::Relaxed);
     }
+
+    /// The backend connected (`true`) or lost (`false`).
+    #[cfg(any(feature = "redis", feature = "nats"))]
+    pub(crate) fn set_bus_up(&self, up: bool) {
+        self.inner.counters.bus_up.store(up, Ordering::Relaxed);
+    }
 }

@@ -24,7 +24,7 @@ use std::{
     fmt,
     hash::{BuildHasher, Hasher},
     sync::{
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
         Arc, Mutex, MutexGuard, Weak,
     },
     time::Duration,
@@ -67,6 +67,10 @@ struct Counters {
     closed_slow: AtomicU64,
     lost: AtomicU64,
     unsent: AtomicU64,
+    /// Connections in topics now, one per connection and topic.
+    subscribers: AtomicUsize,
+    /// Whether the backend is connected now (never, with `memory`).
+    bus_up: AtomicBool,
 }
 
 #[cfg_attr(not(any(feature = "redis", feature = "nats")), allow(dead_code))]
@@ -168,6 +172,33 @@ impl Hub {
             lost: c.lost.load(Ordering::Relaxed),
             unsent: c.unsent.load(Ordering::Relaxed),
         }
+    }
+
+    /// Connections of this process in topics now (one in two topics
+    /// counts twice).
+    pub(crate) fn subscribers(&self) -> usize {
+        self.inner.counters.subscribers.load(Ordering::Relaxed)
+    }
+
+    /// Messages waiting in this process's connections' queues, counted
+    /// now under the topics' lock (each connection once).
+    pub(crate) fn queued(&self) -> usize {
+        let topics = self.topics();
+        let mut seen = std::collections::HashSet::new();
+        topics
+            .values()
+            .flat_map(|t| &t.subscribers)
+            .filter(|(id, _)| seen.insert(**id))
+            .map(|(_, sub)| sub.tx.max_capacity() - sub.tx.capacity())
+            .sum()
+    }
+
+    /// Whether the backend is connected now; `None` without one (`memory`).
+    pub(crate) fn bus_up(&self) -> Option<bool> {
+        self.inner
+            .bus
+            .as_ref()
+            .map(|_| self.inner.counters.bus_up.load(Ordering::Relaxed))
     }
 
     fn topics(&self) -> MutexGuard<'_, HashMap<Arc<str>, Topic>> {

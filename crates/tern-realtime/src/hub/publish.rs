@@ -111,7 +111,12 @@ impl Hub {
             }
         }
         for id in gone {
-            topic.subscribers.remove(&id);
+            if topic.subscribers.remove(&id).is_some() {
+                self.inner
+                    .counters
+                    .subscribers
+                    .fetch_sub(1, Ordering::Relaxed);
+            }
         }
     }
 }

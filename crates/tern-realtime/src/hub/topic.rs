@@ -3,7 +3,7 @@
 
 use std::{
     collections::{hash_map::Entry, HashMap, VecDeque},
-    sync::Arc,
+    sync::{atomic::Ordering, Arc},
 };
 
 use tokio::{sync::mpsc, time::Instant};
@@ -86,13 +86,22 @@ impl Hub {
                 self.presence_event(topic, &key, "presence.join", member);
             }
         }
-        topic.subscribers.insert(
-            connection.id,
-            Subscriber {
-                tx: connection.tx.clone(),
-                overflow: Arc::clone(&connection.overflow),
-            },
-        );
+        let new = topic
+            .subscribers
+            .insert(
+                connection.id,
+                Subscriber {
+                    tx: connection.tx.clone(),
+                    overflow: Arc::clone(&connection.overflow),
+                },
+            )
+            .is_none();
+        if new {
+            self.inner
+                .counters
+                .subscribers
+                .fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(last) = after {
             if let Some(i) = topic
                 .replay
@@ -120,7 +129,12 @@ impl Hub {
         let Some((key, topic)) = entry(&mut topics, name) else {
             return;
         };
-        topic.subscribers.remove(&connection_id);
+        if topic.subscribers.remove(&connection_id).is_some() {
+            self.inner
+                .counters
+                .subscribers
+                .fetch_sub(1, Ordering::Relaxed);
+        }
         topic.last_used = Some(Instant::now());
         if let Some(member) = member {
             if let Entry::Occupied(mut e) = topic.local.entry(member.id.clone()) {
