@@ -8,10 +8,50 @@
 //! a binary one `"(n bytes)"`.
 
 use serde_json::{Map, Value};
+use tern::metrics::{Counter, Metrics};
 use tern_auth::User;
 use tern_data::{query, Conn, DataError, FieldValue, OffsetDateTime};
 
 use crate::registry::{ModelMeta, Record};
+
+/// One model's `tern_admin_changes_total`, by action: the log's entries
+/// as [`record`] writes them (in the change's transaction).
+#[derive(Debug, Clone)]
+pub(crate) struct Changes {
+    add: Counter,
+    change: Counter,
+    delete: Counter,
+    action: Counter,
+}
+
+impl Changes {
+    /// The counters of the model whose table is `model` (a registered
+    /// model's: the label's values are bounded by the registry).
+    pub(crate) fn register(metrics: &Metrics, model: &str) -> Changes {
+        let of = |action| {
+            metrics.counter(
+                "tern_admin_changes",
+                "Rows the admin added, changed or deleted, or changed by an action, by model",
+                &[("model", model), ("action", action)],
+            )
+        };
+        Changes {
+            add: of("add"),
+            change: of("change"),
+            delete: of("delete"),
+            action: of("action"),
+        }
+    }
+
+    fn count(&self, action: &str) {
+        match action {
+            "add" => self.add.inc(),
+            "change" => self.change.inc(),
+            "delete" => self.delete.inc(),
+            _ => self.action.inc(),
+        }
+    }
+}
 
 /// Writes one entry: `action` (`add`, `change`, `delete`,
 /// `action:<name>`) by `who` on the row (`after`'s, else `before`'s).
@@ -43,6 +83,9 @@ pub(crate) async fn record(
     .bind(after_json)
     .execute(on)
     .await?;
+    if let Some(changes) = &meta.changes {
+        changes.count(action);
+    }
     Ok(())
 }
 

@@ -582,6 +582,13 @@ fn contract_rules<M: Model + tern_contract::Contract>(row: &M) -> Result<(), Fie
 /// and a [`tern_data::Database`]; migrate [`MIGRATIONS`] after
 /// `tern_auth::MIGRATIONS`.
 ///
+/// Each entry of the audit log is counted in the app's metrics as
+/// `tern_admin_changes_total{model, action}`: `model` is a registered
+/// model's table, `action` one of `add`, `change`, `delete` and
+/// `action` (a custom action's change, whatever its name). A password
+/// set through the users' form is logged as its own event and counted
+/// as the user's `change` only.
+///
 /// # Panics
 /// When a registered model references a table that the statements cannot
 /// name (never for `#[derive(Model)]`'s).
@@ -621,6 +628,8 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>, admin: Admin) -> A
             .into_boxed_slice(),
     );
     for m in &mut models {
+        let changes = audit::Changes::register(app.metrics(), m.meta().table);
+        m.meta_mut().changes = Some(changes);
         if m.meta().table == accounts::PERMISSIONS {
             for f in &mut m.meta_mut().fields {
                 if f.column.name == "model" {

@@ -110,6 +110,9 @@ pub(crate) struct ModelMeta {
     /// Inputs of the form that are no column (a user's new password,
     /// typed twice): shown after the columns, never listed or logged.
     pub(crate) extra: Vec<Field>,
+    /// Its entries of the log, counted in the app's metrics (set at
+    /// install).
+    pub(crate) changes: Option<crate::audit::Changes>,
 }
 
 /// A column and how the admin treats it.
@@ -503,6 +506,7 @@ pub(crate) fn meta_of<M: Fields>() -> ModelMeta {
         referenced_by: Vec::new(),
         integer_key,
         extra: Vec::new(),
+        changes: None,
     }
 }
 
