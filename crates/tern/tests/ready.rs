@@ -162,3 +162,24 @@ async fn off_and_an_app_route_wins() {
     assert_eq!(common::get(&server, "/ready").await.text(), "mine");
     server.shutdown().await;
 }
+
+#[test]
+fn the_built_in_probes_are_not_in_api_documents() {
+    let mut config = common::config();
+    config.metrics = true;
+    let app = App::new()
+        .route("/", get(|| async { "home" }))
+        .build_with(config)
+        .unwrap();
+    let paths: Vec<&str> = app.api_routes().iter().map(|r| r.path.as_str()).collect();
+    assert!(paths.contains(&"/"), "{paths:?}");
+    assert!(
+        !paths.contains(&"/ready") && !paths.contains(&"/metrics"),
+        "{paths:?}"
+    );
+    let listed: Vec<&str> = app.routes().iter().map(|r| r.path.as_str()).collect();
+    assert!(
+        listed.contains(&"/ready") && listed.contains(&"/metrics"),
+        "{listed:?}"
+    );
+}

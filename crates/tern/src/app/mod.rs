@@ -631,7 +631,14 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             &constraints,
             fallback,
             trailing_slash,
-            config.health_path.as_deref(),
+            crate::routing::table::Builtins {
+                health: config.health_path.as_deref(),
+                hidden: &builtin_ready
+                    .iter()
+                    .map(String::as_str)
+                    .chain(builtin_metrics.then_some(config.metrics_path.as_str()))
+                    .collect::<Vec<_>>(),
+            },
             // `Settings<T>` of a `T` the app does not load stops the build.
             &|id| settings.provides(id),
         )?);
@@ -659,10 +666,12 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             renderer,
             table,
             settings,
-            metrics,
-            http_metrics,
-            builtin_metrics.then_some(config_metrics_path),
-            builtin_ready,
+            shared::Operations {
+                metrics,
+                http_metrics,
+                metrics_path: builtin_metrics.then_some(config_metrics_path),
+                ready_path: builtin_ready,
+            },
         ));
         Ok(AppService {
             inner: Arc::new(AppInner {

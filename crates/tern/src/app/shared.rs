@@ -26,17 +26,29 @@ pub(crate) struct Shared {
     pub(crate) ready_path: Option<String>,
 }
 
+/// What operators see of an app: its metrics and the built-in probes'
+/// paths.
+pub(crate) struct Operations {
+    pub(crate) metrics: crate::metrics::Metrics,
+    pub(crate) http_metrics: Option<Arc<crate::metrics::http::HttpMetrics>>,
+    pub(crate) metrics_path: Option<String>,
+    pub(crate) ready_path: Option<String>,
+}
+
 impl Shared {
     pub(super) fn new(
         config: Config,
         renderer: Option<Renderer>,
         table: Arc<Table>,
         settings: crate::settings::AppSettings,
-        metrics: crate::metrics::Metrics,
-        http_metrics: Option<Arc<crate::metrics::http::HttpMetrics>>,
-        metrics_path: Option<String>,
-        ready_path: Option<String>,
+        operations: Operations,
     ) -> Self {
+        let Operations {
+            metrics,
+            http_metrics,
+            metrics_path,
+            ready_path,
+        } = operations;
         let security_headers = if config.security_headers {
             vec![
                 (

@@ -29,6 +29,14 @@ pub enum TrailingSlash {
     MatchBoth,
 }
 
+/// The built-in routes' paths a table needs to know.
+pub(crate) struct Builtins<'a> {
+    /// `TERN_HEALTH_PATH`: added on every host unless the app has its own.
+    pub(crate) health: Option<&'a str>,
+    /// Routes left out of API documents (`/ready`, `/metrics`).
+    pub(crate) hidden: &'a [&'a str],
+}
+
 /// One registered route, before the table is built.
 pub(crate) struct Entry<S> {
     pub(crate) path: String,
@@ -196,9 +204,10 @@ impl Table {
         constraints: &[(String, Constraint)],
         fallback: Route,
         trailing: TrailingSlash,
-        health: Option<&str>,
+        builtins: Builtins<'_>,
         provides: &dyn Fn(TypeId) -> bool,
     ) -> Result<Table, BuildError> {
+        let Builtins { health, hidden } = builtins;
         let mut labels: Vec<Box<str>> = crate::metrics::route::SPECIAL
             .iter()
             .map(|&s| Box::from(s))
@@ -246,6 +255,9 @@ impl Table {
         let hosts_named = by_host.iter().map(|(h, r)| (Some(h.as_str()), r));
         for (host, routes) in std::iter::once((None, &default)).chain(hosts_named) {
             for (path, methods) in routes.iter() {
+                if host.is_none() && hidden.contains(&path.as_str()) {
+                    continue;
+                }
                 let operations = methods.describe();
                 match api
                     .iter_mut()
