@@ -53,7 +53,7 @@ pub async fn csrf(req: Request, next: Next) -> Response {
 
 /// [`csrf`] as `install` adds it: its refusals (`403`, not a database
 /// error) counted.
-pub(crate) async fn counted(
+pub(crate) async fn csrf_counted(
     meter: std::sync::Arc<crate::metrics::AuthMeter>,
     req: Request,
     next: Next,

@@ -145,7 +145,7 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: App<S>) -> App<S> {
             post(handlers::change_password)
                 .layer(from_fn_with_state(meter.clone(), metrics::password)),
         )
-        .route_layer(from_fn_with_state(meter, csrf::counted))
+        .route_layer(from_fn_with_state(meter, csrf::csrf_counted))
         .command(commands::createsuperuser())
         .check(commands::check)
         .on_start(commands::pepper_at_start)

@@ -203,13 +203,17 @@ pub struct Side {
     /// `BENCH_SLOWDOWN_ITERS` for a head built with `peer-tern/slowdown`
     /// (the gate's self-test), set per workload by [`compare`].
     pub slowdown_iterations: Option<u64>,
+    /// More environment for the peer (`BENCH_OPS` for `tern-bench ops`).
+    pub env: Vec<(&'static str, String)>,
 }
 
 impl Side {
     fn env(&self) -> Vec<(&'static str, String)> {
-        self.slowdown_iterations
-            .map(|n| vec![("BENCH_SLOWDOWN_ITERS", n.to_string())])
-            .unwrap_or_default()
+        let mut env = self.env.clone();
+        if let Some(n) = self.slowdown_iterations {
+            env.push(("BENCH_SLOWDOWN_ITERS", n.to_string()));
+        }
+        env
     }
 }
 
@@ -311,6 +315,7 @@ pub fn build_side(
         name,
         binary: target_dir.join("release/peer-tern"),
         slowdown_iterations: None,
+        env: Vec::new(),
     })
 }
 

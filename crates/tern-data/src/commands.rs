@@ -22,7 +22,9 @@ use crate::{model::Model, Database, Migrations, Pool};
 /// - in `check`: where the database is (the SQLite default is one
 ///   process's), whether it answers, and migrations not applied;
 /// - the pool's metrics in the app's `/metrics`, from the start
-///   ([`Database::record_metrics`]).
+///   ([`Database::record_metrics`]);
+/// - the readiness check `database` (`/ready`: a connection from the
+///   pool within a second).
 ///
 /// ```no_run
 /// static MIGRATIONS: tern_data::Migrations = tern_data::migrations!("tests/migrations");
@@ -76,6 +78,14 @@ where
             }
         })
         .check(move |app: AppService| check(app, Arc::clone(&checked)))
+        // `/ready`: a connection from the pool (sqlx checks an idle one
+        // before handing it out), within the probe's second.
+        .ready_check("database", |ctx: tern::RequestContext| async move {
+            match ctx.settings::<Database>() {
+                Some(db) => db.check().await.map_err(|e| e.to_string()),
+                None => Ok(()),
+            }
+        })
 }
 
 fn database(app: &AppService) -> Result<Arc<Database>, BoxError> {

@@ -140,3 +140,37 @@ async fn acquires_waits_timeouts_and_the_pool_size_are_counted() {
         );
     }
 }
+
+/// `/ready` has the check `database`: a connection from the pool.
+#[tokio::test]
+async fn ready_when_the_database_answers() {
+    let dir = std::env::temp_dir().join(format!("tern-data-ready-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}/ready.db", dir.display());
+    let app = tern_data::install(App::new(), [&MIGRATIONS]);
+    let addr = serve(app, &url).await;
+    assert_eq!(get_path(addr, "/ready").await, (200, "ready".to_owned()));
+    // Nothing listens on the port of this PostgreSQL: not ready, and
+    // the answer names the check, not the address.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let app = tern_data::install(App::new().route("/", get(|| async { "up" })), [&MIGRATIONS]);
+    let url = format!("postgres://nobody@127.0.0.1:{port}/none");
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = free.local_addr().unwrap();
+    drop(free);
+    let mut config = Config::from_settings([("DATABASE_URL", url.as_str())]).unwrap();
+    config.addr = addr;
+    // Built and served without the start hooks (which would migrate):
+    // the process is up, its database is not.
+    let service = app.build_with(config).unwrap();
+    let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+    tokio::spawn(tern::Server::new(service).serve_with_shutdown(listener, std::future::pending()));
+    let (status, body) = get_path(addr, "/ready").await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("\"database\""), "{body}");
+    assert!(!body.contains(&port.to_string()), "{body}");
+    assert_eq!(get_path(addr, "/health").await.0, 200);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -113,7 +113,9 @@ pub use upgrade::WebSocketUpgrade;
 /// starts (with `tern::run`, `tern::serve` or the `serve` command),
 /// records realtime's metrics in the app's ([`Realtime::record_metrics`]):
 /// sockets and event streams open, the hub's subscribers, queued
-/// messages and counts, and whether its backend is connected.
+/// messages and counts, and whether its backend is connected. Adds the
+/// readiness check `bus` (`/ready`): with `REALTIME_BACKEND=redis` or
+/// `nats`, the bus must be connected.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), tern::Error> {
@@ -130,5 +132,15 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: tern::App<S>) -> tern::App
                 realtime.record_metrics(app.metrics());
             }
             Ok(())
+        })
+        // `/ready`: with Redis or NATS, the bus must be connected (a
+        // process cut off from it would serve its own sockets only).
+        .ready_check("bus", |ctx: tern::RequestContext| async move {
+            match ctx.settings::<Realtime>().and_then(|r| r.hub().bus_up()) {
+                Some(false) => {
+                    Err("the message bus (REALTIME_BACKEND) is not connected".to_owned())
+                }
+                _ => Ok(()),
+            }
         })
 }

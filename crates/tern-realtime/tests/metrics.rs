@@ -131,8 +131,9 @@ async fn sockets_streams_subscribers_and_queues_go_up_and_back_to_zero() {
     ] {
         assert_eq!(value(&text, series), Some(n), "{series}:\n{text}");
     }
-    // No backend: no `bus_up`.
+    // No backend: no `bus_up`, and nothing to wait for.
     assert!(!text.contains("tern_realtime_bus_up"), "{text}");
+    get_path(addr, "/ready").await;
 
     let mut ada = connect(addr, Some("ada")).await;
     join(&mut ada, "room").await;
@@ -217,7 +218,24 @@ async fn bus_up_follows_the_nats_server() {
     ])
     .await;
     until(addr, &[("tern_realtime_bus_up", 1.0)]).await;
+    assert_eq!(ready(addr).await, 200);
     let _ = nats.kill();
     let _ = nats.wait();
     until(addr, &[("tern_realtime_bus_up", 0.0)]).await;
+    // `/ready` says so (its verdict is kept a second).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(ready(addr).await, 503);
+}
+
+/// The status of `GET /ready`.
+#[cfg(feature = "nats")]
+async fn ready(addr: SocketAddr) -> u16 {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(b"GET /ready HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    answer[9..12].parse().unwrap()
 }

@@ -15,6 +15,9 @@ pub mod metrics;
 pub mod middleware;
 mod negotiation;
 pub mod net;
+#[cfg(feature = "otel")]
+#[doc(hidden)]
+pub mod otel;
 mod protocol;
 mod ready;
 mod request_context;
@@ -38,7 +41,7 @@ pub use request_context::RequestContext;
 pub use response::IntoResponse;
 #[cfg(feature = "cli")]
 pub use server::run;
-pub use server::{serve, shutdown_signal, Error, Server};
+pub use server::{init_logging, serve, shutdown_signal, Error, Server};
 
 /// For Tern's fuzz targets; not a public API.
 #[doc(hidden)]

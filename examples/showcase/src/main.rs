@@ -122,14 +122,15 @@ static MIGRATIONS: tern_data::Migrations = tern_data::migrations!("migrations");
 
 /// The showcase app; also used by the showcase's tests.
 fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
+    let mut app = App::with_state(items::Store::default());
     let mut limit =
         tern_auth::RateLimit::per(showcase.rate_limit, std::time::Duration::from_secs(60))
-            .named("showcase");
+            .named("showcase")
+            .metrics(app.metrics());
     if let Some(url) = &showcase.redis_url {
         limit = shared(limit, url)?;
     }
     let files = site::files();
-    let mut app = App::with_state(items::Store::default());
     if std::env::var_os("COSE_KEYS").is_some() {
         app = app.settings::<tern_contract::cose::Keyring>("cose");
     }
@@ -154,7 +155,6 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
         .route("/chat/socket", get(chat::socket))
         .route("/chat/events", get(chat::events))
         .settings::<Showcase>("showcase")
-        .settings::<tern_realtime::Realtime>("realtime")
         .settings::<tern_realtime::WebSockets>("websocket")
         .route_layer(limit.layer())
         // Browsers get HTML error pages, API clients problem+json.
@@ -166,6 +166,9 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
         [&MIGRATIONS, &tern_auth::MIGRATIONS, &tern_admin::MIGRATIONS],
     );
     let app = tern_auth::install(app);
+    // Realtime's settings (`realtime`), its metrics and its readiness
+    // (the bus, with Redis or NATS).
+    let app = tern_realtime::install(app);
     let app = tern_admin::install(app, admin());
     let password = showcase.admin_password.expose().to_owned();
     let app = app.on_start(move |app| development_admin(app, password.clone()));

@@ -96,6 +96,24 @@ fn metrics_and_json_logs_of_the_composed_showcase_in_production() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert!(answers.iter().all(|&s| s == 200), "{answers:?}");
+    // A parallel burst of wrong passwords for one account: each is
+    // counted once, as failed or throttled.
+    const LOGINS: usize = 12;
+    let json = r#"{"username":"admin","password":"not the password at all"}"#;
+    let login = format!(
+        "POST /auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{json}",
+        json.len()
+    );
+    let refused: Vec<u16> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..LOGINS)
+            .map(|_| s.spawn(|| status(&request(port, &login).unwrap())))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(refused.iter().all(|&s| s == 401 || s == 429), "{refused:?}");
+    let throttled = refused.iter().filter(|&&s| s == 429).count();
+
     // A page and a refusal by host.
     assert_eq!(status(&get(port, "/", "localhost", None)), 200);
     assert_eq!(status(&get(port, "/", "evil.example", None)), 400);
@@ -129,6 +147,34 @@ fn metrics_and_json_logs_of_the_composed_showcase_in_production() {
         "{metrics}"
     );
     assert!(!metrics.contains("\"/users/42\""), "no raw path is a label");
+    // The batteries' metrics, in the same answer.
+    let logins = |result: &str| {
+        value(
+            metrics,
+            &format!(r#"tern_auth_logins_total{{result="{result}"}}"#),
+        )
+        .unwrap_or(0.0)
+    };
+    assert_eq!(
+        logins("failed") + logins("throttled"),
+        LOGINS as f64,
+        "{metrics}"
+    );
+    assert_eq!(logins("throttled"), throttled as f64, "{metrics}");
+    assert_eq!(
+        value(metrics, r#"tern_rejections_total{reason="throttle"}"#),
+        Some(throttled as f64)
+    );
+    for family in [
+        "tern_db_pool_max",
+        r#"tern_connections_open{protocol="websocket"}"#,
+        r#"tern_connections_open{protocol="sse"}"#,
+        r#"tern_rejections_total{reason="rate_limit"}"#,
+        r#"tern_rejections_total{reason="csrf"}"#,
+        "tern_realtime_subscribers",
+    ] {
+        assert!(value(metrics, family).is_some(), "{family}: {metrics}");
+    }
     // The production checklist at start, for operators who do not run
     // `check`.
     assert_eq!(

@@ -10,6 +10,12 @@
 //! the panic guard. Development mode: no security headers (production
 //! would add them).
 //!
+//! `BENCH_OPS` turns on what operators use, for `tern-bench ops` to
+//! measure its cost: `off` (default), `metrics` (`TERN_METRICS`, nothing
+//! scraping), `span` (Tern's default log output, JSON, at `info`: the
+//! request span is made and its fields recorded, though no event is
+//! written; `TERN_LOG_FORMAT=json` for the process), or `all`.
+//!
 //! `BENCH_ADDR` (default `127.0.0.1:8080`) is the address. Prints
 //! `listening on ADDR` once bound; `SIGTERM` or Ctrl-C drains and exits.
 
@@ -31,6 +37,22 @@ fn main() -> io::Result<()> {
     config.health_path = None;
     // The other peers give in-flight requests 5 s at shutdown.
     config.timeouts.shutdown = Duration::from_secs(5);
+    let ops = std::env::var("BENCH_OPS").unwrap_or_default();
+    match ops.as_str() {
+        "" | "off" => {}
+        "metrics" => config.metrics = true,
+        // `TERN_LOG_FORMAT` (json) is the environment's.
+        "span" => tern::init_logging(),
+        "all" => {
+            config.metrics = true;
+            tern::init_logging();
+        }
+        other => {
+            return Err(io::Error::other(format!(
+                "BENCH_OPS `{other}` is none of off, metrics, span, all"
+            )))
+        }
+    }
     let service = app().build_with(config).map_err(io::Error::other)?;
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -9,6 +9,7 @@
 mod batteries;
 mod instructions;
 mod lab;
+mod ops;
 mod realtime;
 
 use std::path::Path;
@@ -20,6 +21,7 @@ use serde::Serialize;
 pub use batteries::{AdminArgs, ContractsArgs, DataArgs, SiteArgs};
 pub use instructions::{InprocessArgs, ScalingArgs};
 pub use lab::{CompareArgs, ReportArgs, RunArgs};
+pub use ops::OpsArgs;
 pub use realtime::{RealtimeArgs, WsArgs};
 
 /// `tern-bench`'s arguments.
@@ -97,6 +99,13 @@ pub enum Cmd {
     Site(SiteArgs),
     /// Instructions per request, Tern vs a hand-written handler (callgrind).
     Inprocess(InprocessArgs),
+    /// What the metrics (`TERN_METRICS`) and the request span (Tern's
+    /// default JSON log output) cost per request: one Tern peer binary,
+    /// each variant against `off` in alternating rounds (plaintext and
+    /// mixed), with instructions per request (callgrind); prints what
+    /// each part adds against the goal of 3% (a miss is reported, not a
+    /// failure).
+    Ops(OpsArgs),
 }
 
 /// Runs one command of the bench lab.
@@ -104,6 +113,7 @@ pub fn run(command: Cmd) -> Result<()> {
     match command {
         Cmd::Run(args) => args.run(),
         Cmd::Compare(args) => args.run(),
+        Cmd::Ops(args) => args.run(),
         Cmd::Report(args) => args.run(),
         Cmd::Scaling(args) => args.run(),
         Cmd::Contracts(args) => args.run(),

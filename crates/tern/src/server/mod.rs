@@ -162,6 +162,14 @@ pub async fn serve<S: Clone + Send + Sync + 'static>(app: App<S>) -> Result<(), 
     crate::start::serve(app).await
 }
 
+/// Installs Tern's default log output (as [`run`] and [`serve`] do),
+/// unless a `tracing` subscriber is installed already: text or JSON lines
+/// (`TERN_LOG_FORMAT`) on standard output, filtered by `RUST_LOG`. For an
+/// app served with [`Server::serve_with_shutdown`], which installs none.
+pub fn init_logging() {
+    logging::install_default();
+}
+
 /// Serves an [`AppService`] on sockets.
 #[derive(Debug, Clone)]
 pub struct Server {
@@ -314,6 +322,10 @@ impl Server {
         F: Future<Output = ()> + Send,
     {
         let config = self.app.config().clone();
+        // Exports the app's metrics while it serves; flushes the spans and
+        // metrics when this returns, after the drain.
+        #[cfg(feature = "otel")]
+        let _otel = crate::otel::serving(&self.app);
         let builder = Arc::new(connection_builders(&config));
         let limit = Arc::new(tokio::sync::Semaphore::new(config.limits.max_connections));
         let unread = h2::unread_hook(config.timeouts.request);
