@@ -170,8 +170,15 @@ impl RequestContext {
     /// The W3C `traceparent` header for a call made while answering this
     /// request: the trace of the request's own `traceparent` (believed
     /// only from `TRUSTED_PROXIES`), or a new trace, with this request as
-    /// the parent (the same value for every call of one request).
+    /// the parent (the same value for every call of one request). With
+    /// the feature `otel` and an OpenTelemetry layer recording the
+    /// request, the parent is the request's exported span (its trace ID
+    /// and span ID).
     pub fn traceparent(&self) -> http::HeaderValue {
+        #[cfg(feature = "otel")]
+        if let Some(own) = crate::otel::traceparent(&self.ctx.span) {
+            return own;
+        }
         crate::trace::child(
             self.ctx.traceparent.as_ref(),
             self.ctx.request_id.as_bytes(),

@@ -318,6 +318,8 @@ fn request_span(shared: &Shared, req: &Request, ctx: &crate::context::Ctx) -> tr
             span.record("trace_id", crate::trace::trace_id(t));
         }
     }
+    #[cfg(feature = "otel")]
+    crate::otel::request(&span, req, ctx);
     span
 }
 

@@ -15,7 +15,11 @@
 //!   (`info,tern::access=off,sqlx=warn`). A value it cannot read (a level
 //!   it does not know) is said on standard error, and `info` is used.
 //!
-//! Both are read from the environment when the output starts (before
+//! - with the feature `otel` and `OTEL_EXPORTER_OTLP_ENDPOINT` set, the
+//!   same spans (those `RUST_LOG` lets through) exported over OTLP as
+//!   well (`crate::otel`).
+//!
+//! All are read from the environment when the output starts (before
 //! `tern.toml`). Span-field filters and other formats: install your own
 //! `tracing-subscriber` before calling `run`.
 
@@ -49,6 +53,7 @@ pub(super) fn install_default() {
     // Fails only if another thread installed one meanwhile: that one wins.
     if json {
         let _ = tracing_subscriber::registry()
+            .with(otel())
             .with(
                 tracing_subscriber::fmt::layer()
                     .json()
@@ -60,6 +65,7 @@ pub(super) fn install_default() {
             .try_init();
     } else {
         let _ = tracing_subscriber::registry()
+            .with(otel())
             .with(
                 tracing_subscriber::fmt::layer()
                     .with_target(false)
@@ -70,6 +76,21 @@ pub(super) fn install_default() {
             .with(targets)
             .try_init();
     }
+}
+
+/// The OpenTelemetry export, when the feature is on and
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+#[cfg(feature = "otel")]
+fn otel<S>() -> Option<impl tracing_subscriber::Layer<S>>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    crate::otel::layer_from_env()
+}
+
+#[cfg(not(feature = "otel"))]
+fn otel() -> Option<tracing_subscriber::layer::Identity> {
+    None
 }
 
 #[cfg(test)]
