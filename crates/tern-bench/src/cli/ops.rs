@@ -38,6 +38,10 @@ pub struct OpsArgs {
     /// Variants against `off`, comma-separated: `metrics`, `span`, `all`.
     #[arg(long, value_delimiter = ',', default_value = "metrics,span,all")]
     pub variants: Vec<String>,
+    /// The log output's format for `span` and `all`: `json` or `text`
+    /// (`TERN_LOG_FORMAT`).
+    #[arg(long, default_value = "json")]
+    pub log_format: String,
     /// Requests per callgrind count (0: no instruction counts).
     #[arg(long, default_value_t = 20_000)]
     pub instructions: usize,
@@ -82,6 +86,7 @@ impl OpsArgs {
             workloads,
             variants,
             instructions,
+            log_format,
             cores:
                 LoadGeneratorCores {
                     server_cores,
@@ -115,7 +120,7 @@ impl OpsArgs {
             slowdown_iterations: None,
             env: vec![
                 ("BENCH_OPS", name.to_owned()),
-                ("TERN_LOG_FORMAT", "json".to_owned()),
+                ("TERN_LOG_FORMAT", log_format.clone()),
                 ("RUST_LOG", "info".to_owned()),
             ],
         };
@@ -157,7 +162,8 @@ impl OpsArgs {
         }
         let mut summary = format!(
             "what the operators' tools cost per request, against off ({rounds} rounds of \
-             {duration} s, {connections} connections, server on core {server_cores})\n\
+             {duration} s, {connections} connections, server on core {server_cores}, \
+             TERN_LOG_FORMAT={log_format})\n\
              {:<8} {:<10} {:>8} {:>12} {:>14} {:>14} {:>8}\n",
             "variant", "workload", "median", "added time", "instr. off", "instr. on", "goal"
         );

@@ -347,11 +347,9 @@ impl Metered {
     fn new(req: &Request) -> Self {
         Metered {
             started: std::time::Instant::now(),
-            request_bytes: req
-                .headers()
-                .get(header::CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.parse().ok())
+            // The declared length, as the body knows it (no header lookup).
+            request_bytes: http_body::Body::size_hint(req.body())
+                .exact()
                 .unwrap_or(0),
             route: NOT_YET,
             method: method_index(req.method()),
