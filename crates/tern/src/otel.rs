@@ -272,8 +272,11 @@ pub(crate) fn request(span: &tracing::Span, req: &tern_core::Request, ctx: &Ctx)
         // to export.
         let _ = span.set_parent(parent);
     }
-    span.set_attribute("http.request.method", req.method().as_str().to_owned());
-    span.set_attribute("url.path", req.uri().path().to_owned());
+    // A copy of the path per request: only when Tern's own exporter is
+    // on (the method, route and status are the span's fields already).
+    if EXPORT.get().is_some() {
+        span.set_attribute("url.path", req.uri().path().to_owned());
+    }
 }
 
 /// A trusted `traceparent`, as the W3C propagator reads a carrier.
@@ -310,8 +313,9 @@ pub(crate) fn traceparent(span: &tracing::Span) -> Option<http::HeaderValue> {
 
 /// The request span (`tern::request`) as the HTTP semantic conventions
 /// name a server span: kind `server`, named `{method} {route}`, with
-/// `http.route` and `http.response.status_code` beside Tern's own fields,
-/// and an error status for a 5xx answer. Other spans pass unchanged.
+/// `http.request.method`, `http.route` and `http.response.status_code`
+/// beside Tern's own fields, and an error status for a 5xx answer. Other
+/// spans pass unchanged.
 #[derive(Debug)]
 struct Conventions<P>(P);
 
@@ -347,8 +351,8 @@ fn server_span(span: &mut SpanData) {
             .find(|kv| kv.key.as_str() == key)
             .map(|kv| kv.value.clone())
     };
-    // Only the request span has this attribute (set by `request`).
-    let Some(method) = attr("http.request.method") else {
+    let target = attr("target").map(|t| t.as_str().into_owned());
+    let (Some("tern::request"), Some(method)) = (target.as_deref(), attr("method")) else {
         return;
     };
     let route = attr("route").map(|r| r.as_str().into_owned());
@@ -358,6 +362,8 @@ fn server_span(span: &mut SpanData) {
         Some(other) => other.as_str().parse().ok(),
         None => None,
     };
+    span.attributes
+        .push(KeyValue::new("http.request.method", method.clone()));
     span.span_kind = SpanKind::Server;
     // `(unmatched)`, `(redirect)`, ...: no route, by the convention.
     match route.filter(|r| !r.starts_with('(')) {
@@ -768,7 +774,8 @@ mod tests {
             start_time: std::time::SystemTime::UNIX_EPOCH,
             end_time: std::time::SystemTime::UNIX_EPOCH,
             attributes: vec![
-                KeyValue::new("http.request.method", "GET"),
+                KeyValue::new("target", "tern::request"),
+                KeyValue::new("method", "GET"),
                 KeyValue::new("route", "/users/{id}"),
                 KeyValue::new("status", 503_i64),
             ],
@@ -781,6 +788,9 @@ mod tests {
         server_span(&mut span);
         assert_eq!(span.name, "GET /users/{id}");
         assert_eq!(span.span_kind, SpanKind::Server);
+        assert!(span
+            .attributes
+            .contains(&KeyValue::new("http.request.method", "GET")));
         assert!(span
             .attributes
             .contains(&KeyValue::new("http.route", "/users/{id}")));
