@@ -467,3 +467,65 @@ async fn production_needs_the_token() {
     assert_eq!(common::get(&server, "/users/1").await.status, 400);
     server.shutdown().await;
 }
+
+/// The dashboard in `docs/operations/dashboard.json` (Grafana's format)
+/// reads only metrics that `docs/operations.md` lists, and Prometheus's
+/// own parser (`promtool check rules`) takes every query in it.
+#[test]
+fn the_dashboard_reads_documented_metrics_with_valid_queries() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let docs = std::fs::read_to_string(root.join("docs/operations.md")).unwrap();
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("docs/operations/dashboard.json")).unwrap(),
+    )
+    .unwrap();
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    let mut n = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"].as_str().unwrap();
+            n += 1;
+            rules.push_str(&format!(
+                "      - record: dashboard:query_{n}\n        expr: {}\n",
+                serde_json::to_string(expr).unwrap()
+            ));
+            // Every metric name in the query, histogram series named by
+            // their family.
+            let mut rest = expr;
+            while let Some(at) = rest.find(|c: char| c.is_ascii_lowercase()) {
+                rest = &rest[at..];
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                let word = &rest[..end];
+                rest = &rest[end..];
+                if !(word.starts_with("tern_") || word.starts_with("process_")) {
+                    continue;
+                }
+                let family = word.strip_suffix("_bucket").unwrap_or(word);
+                assert!(
+                    docs.contains(&format!("`{family}`")) || docs.contains(&format!("`{word}`")),
+                    "panel `{}` reads `{word}`, which docs/operations.md does not list",
+                    panel["title"]
+                );
+            }
+        }
+    }
+    assert!(n >= 14, "{n} queries");
+    let file = std::env::temp_dir().join(format!("tern-dashboard-{}.yml", std::process::id()));
+    std::fs::write(&file, rules).unwrap();
+    match std::process::Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&file)
+        .output()
+    {
+        Ok(out) => assert!(
+            out.status.success(),
+            "promtool: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(_) => tern::test::skip("promtool is not installed (Debian: apt-get install prometheus)"),
+    }
+    let _ = std::fs::remove_file(&file);
+}
