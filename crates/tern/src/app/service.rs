@@ -348,9 +348,7 @@ impl Metered {
         Metered {
             started: std::time::Instant::now(),
             // The declared length, as the body knows it (no header lookup).
-            request_bytes: http_body::Body::size_hint(req.body())
-                .exact()
-                .unwrap_or(0),
+            request_bytes: http_body::Body::size_hint(req.body()).exact().unwrap_or(0),
             route: NOT_YET,
             method: method_index(req.method()),
         }
