@@ -4,17 +4,19 @@
 //!
 //! - Traces: the default log output (`server/logging.rs`) adds a
 //!   `tracing-opentelemetry` layer, so every `tracing` span that passes
-//!   `RUST_LOG` (the request span `tern::request` and the spans and events
-//!   inside it) becomes an OpenTelemetry span. A trusted incoming
-//!   `traceparent` is the request span's remote parent ([`request`]); the
-//!   request span is exported as a server span named `{method} {route}`
-//!   with the HTTP semantic-convention attributes ([`Conventions`]).
-//! - Metrics: while a server runs ([`serving`]), the app's [`Metrics`]
-//!   are read by observable instruments when the SDK's periodic reader
-//!   collects (every `OTEL_METRIC_EXPORT_INTERVAL`, default 60 s): nothing
-//!   is added to the request path. The SDK takes no pre-aggregated
-//!   histograms, so a histogram goes out as the counters Prometheus shows
-//!   for it (`_bucket` with `le`, `_sum`, `_count`).
+//!   `RUST_LOG` (the request span `tern::request` and the spans inside it)
+//!   becomes an OpenTelemetry span, and the events inside them its span
+//!   events. A trusted incoming `traceparent` is the request span's remote
+//!   parent (`request`); the request span is exported as a server span
+//!   named `{method} {route}` with the HTTP semantic-convention attributes
+//!   (`Conventions`).
+//! - Metrics: while a server runs (`serving`), the app's
+//!   [`Metrics`](crate::metrics::Metrics) are read by observable
+//!   instruments when the SDK's periodic reader collects (every
+//!   `OTEL_METRIC_EXPORT_INTERVAL`, default 60 s): nothing is added to the
+//!   request path. The SDK takes no pre-aggregated histograms, so a
+//!   histogram goes out as the counters Prometheus shows for it (`_bucket`
+//!   with `le`, `_sum`, `_count`).
 //! - Export runs on the SDK's own threads (the batch span processor, the
 //!   periodic reader), each HTTP request on a one-thread Tokio runtime of
 //!   this module: no runtime is needed when the output is installed (before
