@@ -204,7 +204,8 @@ fn exporters(settings: Settings) -> Result<&'static Exporters, String> {
         bridge,
     };
     // Another thread may have built its own meanwhile: that one is used,
-    // this one's threads end as it drops.
+    // and this one's providers shut down as they drop (its client's
+    // runtime thread stays, idle).
     let _ = EXPORT.set(built);
     EXPORT.get().ok_or_else(|| "not built".to_owned())
 }
@@ -484,6 +485,8 @@ impl Bridge {
         }
         let new: Vec<_> = {
             let mut state = self.lock();
+            // The next collection (the last one, at a stop) reads afresh.
+            state.reading = None;
             found
                 .into_iter()
                 .filter(|(name, _, _)| state.made.insert(name.clone()))
