@@ -525,7 +525,9 @@ fn the_dashboard_reads_documented_metrics_with_valid_queries() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         ),
-        Err(_) => tern::test::skip("promtool is not installed (Debian: apt-get install prometheus)"),
+        Err(_) => {
+            tern::test::skip("promtool is not installed (Debian: apt-get install prometheus)")
+        }
     }
     let _ = std::fs::remove_file(&file);
 }
