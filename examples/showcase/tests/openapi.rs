@@ -85,8 +85,10 @@ fn every_route_is_in_the_document_or_named_in_its_description() {
     let description = doc["info"]["description"].as_str().unwrap_or_default();
     let mut missing = Vec::new();
     for (method, path) in routes() {
-        // The document and its page leave themselves out (`OpenApi::document`).
-        if path == "/openapi.json" || path == "/docs" {
+        // The document and its page leave themselves out (`OpenApi::document`),
+        // and Tern's built-in readiness and metrics probes are not part of
+        // any API document (`AppService::api_routes`).
+        if path == "/openapi.json" || path == "/docs" || path == "/ready" || path == "/metrics" {
             continue;
         }
         let described = doc["paths"][&path][method.to_ascii_lowercase()].is_object();

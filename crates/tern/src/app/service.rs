@@ -137,7 +137,9 @@ impl AppService {
     }
 
     /// The app's routes as API documents see them (`tern-contract`'s
-    /// OpenAPI document is made from them), in registration order.
+    /// OpenAPI document is made from them), in registration order; the
+    /// built-in readiness and metrics routes (`TERN_READY_PATH`,
+    /// `TERN_METRICS_PATH`) are not among them.
     pub fn api_routes(&self) -> &[crate::routing::ApiRoute] {
         self.inner.shared.table.api()
     }
