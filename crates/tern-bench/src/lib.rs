@@ -40,6 +40,7 @@ pub mod report;
 pub mod run;
 pub mod scaling;
 pub mod site;
+pub mod soak;
 pub mod stats;
 mod workloads;
 pub mod wrk;

@@ -11,6 +11,7 @@ mod instructions;
 mod lab;
 mod ops;
 mod realtime;
+mod soak;
 
 use std::path::Path;
 
@@ -23,6 +24,7 @@ pub use instructions::{InprocessArgs, ScalingArgs};
 pub use lab::{CompareArgs, ReportArgs, RunArgs};
 pub use ops::OpsArgs;
 pub use realtime::{RealtimeArgs, WsArgs};
+pub use soak::SoakArgs;
 
 /// `tern-bench`'s arguments.
 #[derive(Parser)]
@@ -106,6 +108,14 @@ pub enum Cmd {
     /// each part adds against the goal of 3% (a miss is reported, not a
     /// failure).
     Ops(OpsArgs),
+    /// The soak test: two showcase processes (`--features redis`) behind
+    /// nginx on PostgreSQL and Redis, under pages, the contract API in
+    /// JSON and CBOR, logins and notes, chat WebSockets and SSE readers at
+    /// bounded rates for `--duration` seconds; fails on any error,
+    /// connections or file descriptors left after the load, request
+    /// counts that disagree with the load's, or (from 300 s) RSS growth
+    /// of 5% or more after the warm-up.
+    Soak(SoakArgs),
 }
 
 /// Runs one command of the bench lab.
@@ -123,6 +133,7 @@ pub fn run(command: Cmd) -> Result<()> {
         Cmd::Realtime(args) => args.run(),
         Cmd::Site(args) => args.run(),
         Cmd::Inprocess(args) => args.run(),
+        Cmd::Soak(args) => args.run(),
     }
 }
 
