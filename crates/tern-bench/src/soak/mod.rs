@@ -132,6 +132,12 @@ pub struct ProcessRow {
     pub server_errors: u64,
     /// Its access log lines (`tern::access`).
     pub access_lines: u64,
+    /// Its log's `ERROR` lines.
+    pub log_errors: u64,
+    /// Its log's `WARN` lines.
+    pub log_warnings: u64,
+    /// The first `ERROR` line, if any.
+    pub first_log_error: Option<String>,
 }
 
 /// One verdict.
@@ -417,6 +423,7 @@ fn soak(opts: &Options, showcase: &Path, database: &str, redis: &str) -> Result<
             .requests
             .saturating_sub(first.metrics.requests);
         let class = |s: &Sample, c: &str| s.metrics.requests_by_status.get(c).copied().unwrap_or(0);
+        let lines = LogLines::read(&log);
         processes.push(ProcessRow {
             name: name(i).to_owned(),
             pid: pids[i],
@@ -438,7 +445,10 @@ fn soak(opts: &Options, showcase: &Path, database: &str, redis: &str) -> Result<
             connections_after: open_after(&after.metrics),
             requests_counted,
             server_errors: class(after, "5xx").saturating_sub(class(first, "5xx")),
-            access_lines: access_lines(&log),
+            access_lines: lines.access,
+            log_errors: lines.errors,
+            log_warnings: lines.warnings,
+            first_log_error: lines.first_error,
         });
     }
     let counted = processes.iter().map(|p| p.requests_counted).sum();
@@ -488,13 +498,36 @@ fn open_after(s: &Scrape) -> BTreeMap<String, u64> {
         .collect()
 }
 
-/// The lines of a JSON log that are access lines (`tern::access`).
-fn access_lines(log: &std::path::Path) -> u64 {
-    std::fs::read_to_string(log).map_or(0, |text| {
-        text.lines()
-            .filter(|l| l.contains("\"target\":\"tern::access\""))
-            .count() as u64
-    })
+/// What a process's JSON log holds: access lines (`tern::access`),
+/// `ERROR` and `WARN` lines.
+#[derive(Default)]
+struct LogLines {
+    access: u64,
+    errors: u64,
+    warnings: u64,
+    first_error: Option<String>,
+}
+
+impl LogLines {
+    fn read(log: &Path) -> LogLines {
+        let mut out = LogLines::default();
+        let Ok(text) = std::fs::read_to_string(log) else {
+            return out;
+        };
+        for line in text.lines() {
+            if line.contains("\"target\":\"tern::access\"") {
+                out.access += 1;
+            } else if line.contains("\"level\":\"ERROR\"") {
+                out.errors += 1;
+                if out.first_error.is_none() {
+                    out.first_error = Some(line.chars().take(400).collect());
+                }
+            } else if line.contains("\"level\":\"WARN\"") {
+                out.warnings += 1;
+            }
+        }
+        out
+    }
 }
 
 fn verdicts(r: &Report) -> Vec<Verdict> {
@@ -577,6 +610,26 @@ fn verdicts(r: &Report) -> Vec<Verdict> {
             }
         ),
     });
+    // A failure the server handled without the client seeing it (the
+    // rate limit's Redis slow under load, the request let through) is a
+    // log line, not an error of the load: reported, not judged.
+    let logged: Vec<String> = r
+        .processes
+        .iter()
+        .map(|p| format!("{} {} ERROR, {} WARN", p.name, p.log_errors, p.log_warnings))
+        .collect();
+    let first = r
+        .processes
+        .iter()
+        .find_map(|p| p.first_log_error.as_deref())
+        .map(|l| format!("; the first: {l}"))
+        .unwrap_or_default();
+    out.push(Verdict {
+        name: "log lines".into(),
+        judged: false,
+        passed: r.processes.iter().all(|p| p.log_errors == 0),
+        says: format!("{}{first}", logged.join(", ")),
+    });
     let growth: Vec<String> = r
         .processes
         .iter()
@@ -650,11 +703,11 @@ pub fn terminal(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "\n| process | requests | 5xx | RSS start | warm-up end | middle | end | growth | fds start | fds end | threads | connections after |"
+        "\n| process | requests | 5xx | RSS start | warm-up end | middle | end | growth | fds start | fds end | threads | connections after | log ERROR/WARN |"
     );
     let _ = writeln!(
         s,
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"
     );
     for p in &r.processes {
         let after: Vec<String> = p
@@ -664,7 +717,7 @@ pub fn terminal(r: &Report) -> String {
             .collect();
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} MiB | {} MiB | {} MiB | {} MiB | {:+.1}% | {} | {} | {} -> {} | {} |",
+            "| {} | {} | {} | {} MiB | {} MiB | {} MiB | {} MiB | {:+.1}% | {} | {} | {} -> {} | {} | {}/{} |",
             p.name,
             n(p.requests_counted),
             p.server_errors,
@@ -677,7 +730,9 @@ pub fn terminal(r: &Report) -> String {
             p.fds_end,
             p.threads_start,
             p.threads_end,
-            after.join(", ")
+            after.join(", "),
+            p.log_errors,
+            p.log_warnings
         );
     }
     let _ = writeln!(s);
@@ -710,5 +765,23 @@ mod tests {
         let after = open_after(&s);
         assert_eq!(after.get("http1"), Some(&0));
         assert_eq!(after.get("sse"), Some(&2));
+    }
+
+    #[test]
+    fn log_lines_are_told_apart() {
+        let log = std::env::temp_dir().join(format!("tern-soak-log-{}.log", std::process::id()));
+        let text = r#"{"level":"INFO","message":"request","target":"tern::access"}
+{"level":"INFO","message":"request","target":"tern::access"}
+{"level":"ERROR","message":"the rate limit's Redis is unreachable","target":"tern_auth::rate_limit"}
+{"level":"WARN","message":"slow","target":"tern"}
+{"level":"INFO","message":"tern listening","target":"tern"}
+"#;
+        assert!(std::fs::write(&log, text).is_ok());
+        let lines = LogLines::read(&log);
+        let _ = std::fs::remove_file(&log);
+        assert_eq!((lines.access, lines.errors, lines.warnings), (2, 1, 1));
+        assert!(lines
+            .first_error
+            .is_some_and(|l| l.contains("rate limit's Redis")));
     }
 }
