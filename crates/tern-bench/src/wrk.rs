@@ -193,19 +193,41 @@ pub fn run_wrk(
     connections: usize,
     seconds: f64,
 ) -> Result<LoadResult> {
-    let out = Command::new("taskset")
-        .args(["-c", cores, "wrk", "-t1"])
+    let mut wrk = Command::new("taskset");
+    wrk.args(["-c", cores, "wrk"]);
+    run_script(
+        wrk,
+        script_path,
+        addr,
+        connections,
+        seconds.max(1.0).round() as u64,
+        "TERNBENCH ",
+    )
+}
+
+/// Runs `wrk` (a command that ends in `wrk`: `wrk` itself, or `taskset
+/// -c CORES wrk`) with one thread, `connections` connections, for
+/// `seconds`, with the Lua script at `script_path`, and reads the JSON its
+/// `done()` prints on the line that starts with `marker`.
+pub(crate) fn run_script<T: serde::de::DeserializeOwned>(
+    mut wrk: Command,
+    script_path: &Path,
+    addr: SocketAddr,
+    connections: usize,
+    seconds: u64,
+    marker: &str,
+) -> Result<T> {
+    let out = wrk
+        .arg("-t1")
         .arg(format!("-c{connections}"))
-        .arg(format!("-d{}s", seconds.max(1.0).round() as u64))
-        .arg("--timeout")
-        .arg("5s")
-        .arg("-s")
+        .arg(format!("-d{seconds}s"))
+        .args(["--timeout", "5s", "-s"])
         .arg(script_path)
         .arg(format!("http://{addr}/"))
         .output()
         .context("cannot run wrk: install it with `apt-get install -y wrk`")?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let Some(line) = text.lines().find_map(|l| l.strip_prefix("TERNBENCH ")) else {
+    let Some(line) = text.lines().find_map(|l| l.strip_prefix(marker)) else {
         bail!(
             "wrk printed no result (exit {:?}): {}{}",
             out.status.code(),

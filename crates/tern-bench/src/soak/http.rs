@@ -5,7 +5,7 @@
 
 use std::{net::SocketAddr, path::Path, process::Command};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::{client::Client, wrk::TableRequest};
@@ -285,25 +285,14 @@ pub(super) fn run_wrk(
     connections: usize,
     seconds: u64,
 ) -> Result<WrkCounts> {
-    let out = Command::new("wrk")
-        .arg("-t1")
-        .arg(format!("-c{connections}"))
-        .arg(format!("-d{seconds}s"))
-        .args(["--timeout", "5s", "-s"])
-        .arg(script_path)
-        .arg(format!("http://{addr}/"))
-        .output()
-        .context("cannot run wrk: install it with `apt-get install -y wrk`")?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let Some(line) = text.lines().find_map(|l| l.strip_prefix("TERNSOAK ")) else {
-        bail!(
-            "wrk printed no result (exit {:?}): {}{}",
-            out.status.code(),
-            text,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    serde_json::from_str(line).with_context(|| format!("bad wrk JSON: {line}"))
+    crate::wrk::run_script(
+        Command::new("wrk"),
+        script_path,
+        addr,
+        connections,
+        seconds,
+        "TERNSOAK ",
+    )
 }
 
 #[cfg(test)]
