@@ -11,6 +11,7 @@ mod drain;
 pub mod extract;
 mod handler;
 mod json;
+pub mod log;
 pub mod metrics;
 pub mod middleware;
 mod negotiation;

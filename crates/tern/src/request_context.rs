@@ -134,8 +134,11 @@ impl RequestContext {
     /// `tern-contract` consults, the API document's routes) finds it.
     /// For a future that runs off the request's own task; the handler's
     /// own future needs no scope.
+    ///
+    /// Called while the request is answered, its log lines carry the
+    /// request's fields too (`crate::log`).
     pub fn scope<F: Future>(&self, fut: F) -> impl Future<Output = F::Output> {
-        crate::context::scoped(Arc::clone(&self.ctx.shared), fut)
+        crate::log::carry(crate::context::scoped(Arc::clone(&self.ctx.shared), fut))
     }
 
     /// Runs `f` with this request's app current (see
@@ -163,6 +166,11 @@ impl RequestContext {
     /// Handlers and middleware run inside it already, and so do tasks
     /// started with [`spawn`](RequestContext::spawn); enter it in other
     /// work done for the request.
+    ///
+    /// Tern's default log output does not need it (its lines take the
+    /// request's fields from Tern's own context, [`crate::log`]) and turns
+    /// it off, unless OpenTelemetry export is on: then this span is
+    /// disabled. A subscriber of the app's own gets it.
     pub fn span(&self) -> &tracing::Span {
         &self.ctx.span
     }
@@ -194,9 +202,17 @@ impl RequestContext {
         R: Send + 'static,
     {
         let this = self.clone();
+        let mut fields = crate::log::current();
+        // The blocking pool's threads have no subscriber of their own
+        // when the caller's is a scoped one (a test's): events go where
+        // the request's go.
+        let dispatch = tracing::dispatcher::get_default(Clone::clone);
         tokio::task::spawn_blocking(move || {
-            let _span = this.ctx.span.enter();
-            this.sync_scope(f)
+            tracing::dispatcher::with_default(&dispatch, || {
+                let _span = this.ctx.span.enter();
+                let _fields = crate::log::enter(&mut fields);
+                this.sync_scope(f)
+            })
         })
     }
 }

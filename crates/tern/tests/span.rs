@@ -1,7 +1,10 @@
-//! The span per request, over a real socket: its fields in every event a
-//! handler, a task it spawns and the access log write (as JSON lines, as
-//! `TERN_LOG_FORMAT=json` writes them), `traceparent` read only from a
-//! trusted proxy and handed on, and `RUST_LOG` targets.
+//! The request's fields in every log line, over a real socket: in every
+//! event a handler, a task it spawns and the access log write, in Tern's
+//! own output (`tern::log`, text and JSON, the request's span turned off
+//! as the default output turns it off) and in an app's own subscriber
+//! (through the request's span); under a burst of interleaved requests;
+//! `traceparent` read only from a trusted proxy and handed on; `RUST_LOG`
+//! targets.
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod common;
@@ -55,9 +58,30 @@ impl Lines {
     }
 }
 
-/// The subscriber `TERN_LOG_FORMAT=json` installs, writing into `lines`,
-/// with `filter` as `RUST_LOG`.
+/// Tern's default output as `TERN_LOG_FORMAT` = `format` installs it,
+/// writing into `lines`, with `filter` as `RUST_LOG`.
+fn tern_subscriber(
+    lines: &Lines,
+    format: tern::log::Format,
+    filter: &str,
+) -> impl tracing::Subscriber + Send + Sync {
+    tracing_subscriber::registry()
+        .with(tern::log::layer_with_writer(format, lines.clone()))
+        .with(
+            filter
+                .parse::<tracing_subscriber::filter::Targets>()
+                .unwrap()
+                .with_target("tern::request", tracing::level_filters::LevelFilter::OFF),
+        )
+}
+
 fn json_subscriber(lines: &Lines, filter: &str) -> impl tracing::Subscriber + Send + Sync {
+    tern_subscriber(lines, tern::log::Format::Json, filter)
+}
+
+/// An app's own subscriber: `tracing-subscriber`'s JSON format, which
+/// sees the request's fields through the request's span.
+fn app_subscriber(lines: &Lines) -> impl tracing::Subscriber + Send + Sync {
     tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
@@ -67,11 +91,7 @@ fn json_subscriber(lines: &Lines, filter: &str) -> impl tracing::Subscriber + Se
                 .with_span_list(false)
                 .with_writer(lines.clone()),
         )
-        .with(
-            filter
-                .parse::<tracing_subscriber::filter::Targets>()
-                .unwrap(),
-        )
+        .with(tracing_subscriber::filter::LevelFilter::INFO)
 }
 
 async fn handler(ctx: RequestContext) -> String {
@@ -83,8 +103,25 @@ async fn handler(ctx: RequestContext) -> String {
     ctx.traceparent().to_str().unwrap().to_owned()
 }
 
+/// Logs before and after waiting, so that requests of a burst
+/// interleave on the one thread that polls them all; and from the
+/// blocking pool and inside a span of the app's own.
+async fn burst(ctx: RequestContext, tern::extract::Path(n): tern::extract::Path<u32>) -> String {
+    tracing::info!(n, "before");
+    tokio::time::sleep(Duration::from_millis(u64::from(n % 7))).await;
+    tracing::info!(n, "after");
+    ctx.spawn_blocking(move || tracing::info!(n, "blocking"))
+        .await
+        .unwrap();
+    let span = tracing::info_span!("lookup", table = "items");
+    tracing::Instrument::instrument(async move { tracing::info!(n, "in app span") }, span).await;
+    format!("{}", ctx.span().is_disabled())
+}
+
 fn app() -> App {
-    App::new().route("/users/{id:u64}", get(handler))
+    App::new()
+        .route("/users/{id:u64}", get(handler))
+        .route("/burst/{n}", get(burst))
 }
 
 fn config() -> Config {
@@ -105,9 +142,20 @@ async fn ask(server: &common::TestServer, headers: &[(&str, &str)]) -> common::R
 const INCOMING: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 #[tokio::test]
-async fn every_event_of_a_request_carries_its_span() {
+async fn every_line_of_a_request_carries_its_fields() {
     let lines = Lines::default();
     let _default = tracing::subscriber::set_default(json_subscriber(&lines, "info"));
+    every_line_of_a_request(&lines).await;
+}
+
+#[tokio::test]
+async fn an_apps_own_subscriber_gets_the_request_span() {
+    let lines = Lines::default();
+    let _default = tracing::subscriber::set_default(app_subscriber(&lines));
+    every_line_of_a_request(&lines).await;
+}
+
+async fn every_line_of_a_request(lines: &Lines) {
     let server = common::spawn_with(app(), config()).await;
     let res = ask(
         &server,
@@ -214,4 +262,99 @@ async fn a_route_matched_later_and_an_unmatched_path_are_named() {
         .unwrap();
     assert_eq!(access["span"]["route"], "(unmatched)", "{access}");
     assert_eq!(access["span"]["status"], 404, "{access}");
+}
+
+#[tokio::test]
+async fn a_burst_of_interleaved_requests_keeps_each_lines_fields() {
+    let lines = Lines::default();
+    let _default = tracing::subscriber::set_default(json_subscriber(&lines, "info"));
+    let server = common::spawn_with(app(), config()).await;
+    let client = common::client();
+    let asks = (0..32u32).map(|n| {
+        let req = common::request("GET", &server.url(&format!("/burst/{n}")))
+            .header("x-request-id", format!("burst-{n}"))
+            .body(Full::default())
+            .unwrap();
+        common::send(&client, req)
+    });
+    for res in futures_util::future::join_all(asks).await {
+        assert_eq!(res.status, 200);
+        // Tern's output turns the request's span off.
+        assert_eq!(res.text(), "true");
+    }
+    server.shutdown().await;
+    let mut seen = 0;
+    for line in lines.json() {
+        let Some(n) = line["n"].as_u64() else {
+            continue;
+        };
+        seen += 1;
+        let span = &line["span"];
+        assert_eq!(span["request_id"], format!("burst-{n}"), "{line}");
+        assert_eq!(span["route"], "/burst/{n}", "{line}");
+        if line["message"] == "in app span" {
+            assert_eq!(line["spans"][0]["name"], "lookup", "{line}");
+            assert_eq!(line["spans"][0]["table"], "items", "{line}");
+        }
+    }
+    assert_eq!(seen, 32 * 4, "{:?}", lines.json());
+    let access = lines
+        .json()
+        .into_iter()
+        .filter(|l| l["target"] == "tern::access")
+        .count();
+    assert_eq!(access, 32);
+}
+
+#[tokio::test]
+async fn the_text_format_writes_the_request_before_the_message() {
+    let lines = Lines::default();
+    let _default =
+        tracing::subscriber::set_default(tern_subscriber(&lines, tern::log::Format::Text, "info"));
+    let server = common::spawn_with(app(), config()).await;
+    let res = ask(
+        &server,
+        &[
+            ("x-request-id", "req-text-1"),
+            ("x-forwarded-for", "203.0.113.9"),
+            ("traceparent", INCOMING),
+        ],
+    )
+    .await;
+    assert_eq!(res.status, 200);
+    let res = common::get(&server, "/burst/3").await;
+    assert_eq!(res.status, 200);
+    server.shutdown().await;
+    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let line = |needle: &str| {
+        text.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no `{needle}` in {text}"))
+            .to_owned()
+    };
+    let handler = line("in handler");
+    assert!(
+        handler.contains(
+            " INFO request{method=GET route=/users/{id:u64} request_id=req-text-1 \
+             client=203.0.113.9 trace_id=4bf92f3577b34da6a3ce929d0e0e4736}: in handler"
+        ),
+        "{handler}"
+    );
+    assert!(line("in task").contains("request_id=req-text-1"), "{text}");
+    let access = line("path=\"/users/42\"");
+    assert!(
+        access.contains("trace_id=4bf92f3577b34da6a3ce929d0e0e4736 status=200 latency_us="),
+        "{access}"
+    );
+    let nested = line("in app span");
+    assert!(
+        nested.contains("route=/burst/{n} request_id=")
+            && nested.contains("}: lookup{table=\"items\"}: in app span n=3"),
+        "{nested}"
+    );
+    // A line outside any request has no request part.
+    tracing::info!("after the server");
+    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let last = text.lines().last().unwrap();
+    assert!(last.ends_with(" INFO after the server"), "{last}");
 }

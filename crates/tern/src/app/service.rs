@@ -220,12 +220,23 @@ impl AppService {
                         path: req.uri().path().to_owned(),
                     })
                 });
-                let mut metered = (metrics.is_some() || !span.is_disabled()).then(|| {
-                    if let Some(m) = metrics {
-                        m.started();
-                    }
-                    Metered::new(&req)
+                // The request's fields for Tern's log output, when it is on.
+                let mut fields = crate::log::on().then(|| crate::log::RequestFields {
+                    method: req.method().clone(),
+                    route: None,
+                    request_id: ctx.request_id.clone(),
+                    client: crate::extract::client_ip(&inner.shared, ctx.peer, req.headers()),
+                    traceparent: ctx.traceparent.clone(),
+                    status: None,
+                    latency_us: None,
                 });
+                let mut metered = (metrics.is_some() || !span.is_disabled() || fields.is_some())
+                    .then(|| {
+                        if let Some(m) = metrics {
+                            m.started();
+                        }
+                        Metered::new(&req)
+                    });
                 // The context goes with the request, wherever the chain
                 // takes it; the response future keeps what it needs of it.
                 let (request_id, peer) = (ctx.request_id.clone(), ctx.peer);
@@ -235,13 +246,14 @@ impl AppService {
                 let fut = {
                     let _entered = crate::context::enter(&mut app);
                     let _span = span.enter();
+                    let _fields = crate::log::enter(&mut fields);
                     if metered.is_some() {
                         route::clear();
                     }
                     inner.chain.call_in(&mut Some(req))
                 };
                 if let Some(metered) = &mut metered {
-                    metered.read_route(&inner.shared, &span);
+                    metered.read_route(&inner.shared, &span, &mut fields);
                 }
                 State::Running {
                     fut,
@@ -255,6 +267,7 @@ impl AppService {
                     accept,
                     metered,
                     span,
+                    fields,
                 }
             }
         };
@@ -275,6 +288,9 @@ pub struct ResponseFuture {
     state: State,
 }
 
+// The future is `Running` nearly all its life; boxing the fields would
+// cost an allocation per request.
+#[allow(clippy::large_enum_variant)]
 enum State {
     Running {
         fut: crate::handler::BoxFuture,
@@ -293,6 +309,9 @@ enum State {
         metered: Option<Metered>,
         /// The request's span (disabled when no subscriber wants it).
         span: tracing::Span,
+        /// The request's fields for Tern's log output (`crate::log`),
+        /// current while the chain polls.
+        fields: Option<crate::log::RequestFields>,
     },
     Done(Option<Response>),
 }
@@ -357,12 +376,21 @@ impl Metered {
     }
 
     /// Reads the route the table wrote, if it has routed yet, into the
-    /// span too.
-    fn read_route(&mut self, shared: &Shared, span: &tracing::Span) {
+    /// span and the log's fields too.
+    fn read_route(
+        &mut self,
+        shared: &Shared,
+        span: &tracing::Span,
+        fields: &mut Option<crate::log::RequestFields>,
+    ) {
         if let Some(id) = route::take(shared.table.id()) {
             self.route = id;
+            let label = shared.table.labels().get(id as usize);
+            if let (Some(fields), Some(label)) = (fields, label) {
+                fields.route = Some(Arc::clone(label));
+            }
             if !span.is_disabled() {
-                if let Some(label) = shared.table.labels().get(id as usize) {
+                if let Some(label) = label {
                     span.record("route", &**label);
                 }
             }
@@ -403,21 +431,25 @@ impl Future for ResponseFuture {
                 timer,
                 metered,
                 span,
+                fields,
                 ..
             } => {
                 let _span = span.enter();
                 // Routed in a later poll (behind a layer that waited).
                 let routing = metered.as_ref().is_some_and(|m| m.route == NOT_YET);
-                let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    let _entered = crate::context::enter(app);
-                    if routing {
-                        route::clear();
-                    }
-                    fut.as_mut().poll(cx)
-                }));
+                let polled = {
+                    let _fields = crate::log::enter(fields);
+                    std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        let _entered = crate::context::enter(app);
+                        if routing {
+                            route::clear();
+                        }
+                        fut.as_mut().poll(cx)
+                    }))
+                };
                 if routing {
                     if let Some(m) = metered {
-                        m.read_route(shared, span);
+                        m.read_route(shared, span, fields);
                     }
                 }
                 let mut reason = None;
@@ -425,6 +457,7 @@ impl Future for ResponseFuture {
                     Ok(Poll::Ready(res)) => res,
                     Err(panic) => {
                         reason = Some(Reason::Panic);
+                        let _fields = crate::log::enter(fields);
                         panic_response(shared, panic, *peer)
                     }
                     Ok(Poll::Pending) => {
@@ -459,6 +492,7 @@ impl Future for ResponseFuture {
             accept,
             metered,
             span,
+            fields,
             ..
         } = &mut this.state
         else {
@@ -466,6 +500,7 @@ impl Future for ResponseFuture {
         };
         let (is_head, http1, log, accept) = (*is_head, *http1, log.take(), accept.take());
         let metered = metered.take();
+        let mut fields = fields.take();
         let span = std::mem::replace(span, tracing::Span::none());
         let request_id = request_id.take();
         this.state = State::Done(None);
@@ -480,7 +515,12 @@ impl Future for ResponseFuture {
             span.record("status", res.status().as_u16());
             span.record("latency_us", micros);
         }
+        if let (Some(fields), Some(micros)) = (&mut fields, micros) {
+            fields.status = Some(res.status().as_u16());
+            fields.latency_us = Some(micros);
+        }
         if let Some(log) = log {
+            let _fields = crate::log::enter(&mut fields);
             tracing::info!(
                 target: "tern::access",
                 method = %log.method,

@@ -124,7 +124,7 @@ struct Shard {
 
 /// The cells of one built app.
 pub(crate) struct HttpMetrics {
-    routes: Box<[Box<str>]>,
+    routes: Box<[std::sync::Arc<str>]>,
     shards: Box<[Shard]>,
     rejections: Vec<Counter>,
     connections: [Connections; 2],
@@ -150,7 +150,11 @@ fn shard_index(shards: usize) -> usize {
 impl HttpMetrics {
     /// Cells for `routes` (labels in id order, the special ones first),
     /// registered in `metrics` as a source.
-    pub(crate) fn install(metrics: &Metrics, routes: Vec<Box<str>>, workers: usize) -> Arc<Self> {
+    pub(crate) fn install(
+        metrics: &Metrics,
+        routes: Vec<std::sync::Arc<str>>,
+        workers: usize,
+    ) -> Arc<Self> {
         let shards = workers.clamp(1, 8);
         let http = Arc::new(HttpMetrics {
             shards: (0..shards)

@@ -87,7 +87,7 @@ pub(crate) struct Table {
     /// The metrics label of each route id: the special answers
     /// (`crate::metrics::route::SPECIAL`), then each path's pattern (under
     /// a host, the host pattern and the path).
-    labels: Vec<Box<str>>,
+    labels: Vec<std::sync::Arc<str>>,
 }
 
 fn new_router(constraints: &[(String, Constraint)]) -> tern_router::Router<usize> {
@@ -105,7 +105,7 @@ fn build_paths<S: Clone + Send + Sync + 'static>(
     constraints: &[(String, Constraint)],
     host: Option<&str>,
     provides: &dyn Fn(TypeId) -> bool,
-    labels: &mut Vec<Box<str>>,
+    labels: &mut Vec<std::sync::Arc<str>>,
 ) -> Result<PathTable, BuildError> {
     let on = |path: &str| match host {
         Some(h) => format!("{path} on host {h}"),
@@ -152,8 +152,8 @@ fn build_paths<S: Clone + Send + Sync + 'static>(
             .map_err(|e| BuildError::new(format!("route `{}`: {e}", on(&path))))?;
         let id = u32::try_from(labels.len()).unwrap_or(crate::metrics::route::UNKNOWN);
         labels.push(match host {
-            Some(h) => format!("{h}{path}").into_boxed_str(),
-            None => path.into_boxed_str(),
+            Some(h) => std::sync::Arc::from(format!("{h}{path}")),
+            None => std::sync::Arc::from(path),
         });
         routes.push((methods.finish(state), names, id));
     }
@@ -208,9 +208,9 @@ impl Table {
         provides: &dyn Fn(TypeId) -> bool,
     ) -> Result<Table, BuildError> {
         let Builtins { health, hidden } = builtins;
-        let mut labels: Vec<Box<str>> = crate::metrics::route::SPECIAL
+        let mut labels: Vec<std::sync::Arc<str>> = crate::metrics::route::SPECIAL
             .iter()
-            .map(|&s| Box::from(s))
+            .map(|&s| std::sync::Arc::from(s))
             .collect();
         let mut default = Vec::new();
         let mut by_host: Vec<(String, Routes<S>)> = Vec::new();
@@ -316,7 +316,7 @@ impl Table {
     }
 
     /// The metrics label of each route id.
-    pub(crate) fn labels(&self) -> &[Box<str>] {
+    pub(crate) fn labels(&self) -> &[std::sync::Arc<str>] {
         &self.labels
     }
 

@@ -9,7 +9,7 @@
 //!
 //! - lines on standard output, human-readable or one JSON object per line
 //!   (`TERN_LOG_FORMAT=json`), each with the fields of the request it
-//!   belongs to (method, route, request ID, ...: see `docs/operations.md`);
+//!   belongs to (method, route, request ID, ...: `crate::log`);
 //! - filtered by `RUST_LOG` read as `tracing-subscriber`'s `Targets`: a
 //!   level (`info`, the default), target=level pairs, or both
 //!   (`info,tern::access=off,sqlx=warn`). A value it cannot read (a level
@@ -44,38 +44,25 @@ pub(super) fn install_default() {
     if tracing::dispatcher::has_been_set() {
         return;
     }
-    let targets = filter(std::env::var("RUST_LOG").ok().as_deref()).unwrap_or_else(|why| {
+    let mut targets = filter(std::env::var("RUST_LOG").ok().as_deref()).unwrap_or_else(|why| {
         eprintln!("{why}");
         Targets::new().with_default(tracing::Level::INFO)
     });
-    let json =
-        std::env::var("TERN_LOG_FORMAT").is_ok_and(|v| v.trim().eq_ignore_ascii_case("json"));
-    // Fails only if another thread installed one meanwhile: that one wins.
-    if json {
-        let _ = tracing_subscriber::registry()
-            .with(otel())
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .json()
-                    .flatten_event(true)
-                    .with_current_span(true)
-                    .with_span_list(false),
-            )
-            .with(targets)
-            .try_init();
-    } else {
-        let _ = tracing_subscriber::registry()
-            .with(otel())
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_target(false)
-                    // Colours for a terminal, plain text for a file or a
-                    // collector.
-                    .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stdout())),
-            )
-            .with(targets)
-            .try_init();
+    let otel = otel::<tracing_subscriber::Registry>();
+    if otel.is_none() {
+        // The lines take the request's fields from Tern's context: the
+        // request's span is made only for OpenTelemetry (`crate::log`).
+        targets = targets.with_target(
+            crate::log::REQUEST_TARGET,
+            tracing::level_filters::LevelFilter::OFF,
+        );
     }
+    // Fails only if another thread installed one meanwhile: that one wins.
+    let _ = tracing_subscriber::registry()
+        .with(otel)
+        .with(crate::log::layer(crate::log::Format::from_env()))
+        .with(targets)
+        .try_init();
 }
 
 /// The OpenTelemetry export, when the feature is on and
@@ -88,8 +75,10 @@ where
     crate::otel::layer_from_env()
 }
 
+// Generic like the `otel` one, so that the call reads the same.
 #[cfg(not(feature = "otel"))]
-fn otel() -> Option<tracing_subscriber::layer::Identity> {
+#[allow(clippy::extra_unused_type_parameters)]
+fn otel<S>() -> Option<tracing_subscriber::layer::Identity> {
     None
 }
 
