@@ -221,39 +221,41 @@ impl AppService {
                     })
                 });
                 // The request's fields for Tern's log output, when it is on.
-                let mut fields = crate::log::on().then(|| crate::log::RequestFields {
-                    method: req.method().clone(),
-                    route: None,
-                    request_id: ctx.request_id.clone(),
-                    client: crate::extract::client_ip(&inner.shared, ctx.peer, req.headers()),
-                    traceparent: ctx.traceparent.clone(),
-                    status: None,
-                    latency_us: None,
+                let mut fields = crate::log::on().then(|| {
+                    Box::new(crate::log::RequestFields {
+                        method: req.method().clone(),
+                        route: None,
+                        request_id: ctx.request_id.clone(),
+                        client: crate::extract::client_ip(&inner.shared, ctx.peer, req.headers()),
+                        traceparent: ctx.traceparent.clone(),
+                        status: None,
+                        latency_us: None,
+                    })
                 });
-                let mut metered = (metrics.is_some() || !span.is_disabled() || fields.is_some())
-                    .then(|| {
-                        if let Some(m) = metrics {
-                            m.started();
-                        }
-                        Metered::new(&req)
-                    });
+                let mut metered = (metrics.is_some() || !span.is_disabled()).then(|| {
+                    if let Some(m) = metrics {
+                        m.started();
+                    }
+                    Metered::new(&req)
+                });
                 // The context goes with the request, wherever the chain
                 // takes it; the response future keeps what it needs of it.
                 let (request_id, peer) = (ctx.request_id.clone(), ctx.peer);
                 req.extensions_mut().insert(ctx);
                 let mut app = Some(Arc::clone(&inner.shared));
                 // Routing (and any synchronous part of the chain) runs here.
+                let routing = metered.is_some() || fields.is_some();
                 let fut = {
                     let _entered = crate::context::enter(&mut app);
                     let _span = span.enter();
                     let _fields = crate::log::enter(&mut fields);
-                    if metered.is_some() {
+                    if routing {
                         route::clear();
                     }
                     inner.chain.call_in(&mut Some(req))
                 };
-                if let Some(metered) = &mut metered {
-                    metered.read_route(&inner.shared, &span, &mut fields);
+                if routing {
+                    read_route(&inner.shared, &mut metered, &span, &mut fields);
                 }
                 State::Running {
                     fut,
@@ -288,9 +290,6 @@ pub struct ResponseFuture {
     state: State,
 }
 
-// The future is `Running` nearly all its life; boxing the fields would
-// cost an allocation per request.
-#[allow(clippy::large_enum_variant)]
 enum State {
     Running {
         fut: crate::handler::BoxFuture,
@@ -311,7 +310,7 @@ enum State {
         span: tracing::Span,
         /// The request's fields for Tern's log output (`crate::log`),
         /// current while the chain polls.
-        fields: Option<crate::log::RequestFields>,
+        fields: Option<Box<crate::log::RequestFields>>,
     },
     Done(Option<Response>),
 }
@@ -374,26 +373,29 @@ impl Metered {
             method: method_index(req.method()),
         }
     }
+}
 
-    /// Reads the route the table wrote, if it has routed yet, into the
-    /// span and the log's fields too.
-    fn read_route(
-        &mut self,
-        shared: &Shared,
-        span: &tracing::Span,
-        fields: &mut Option<crate::log::RequestFields>,
-    ) {
-        if let Some(id) = route::take(shared.table.id()) {
-            self.route = id;
-            let label = shared.table.labels().get(id as usize);
-            if let (Some(fields), Some(label)) = (fields, label) {
-                fields.route = Some(Arc::clone(label));
-            }
-            if !span.is_disabled() {
-                if let Some(label) = label {
-                    span.record("route", &**label);
-                }
-            }
+/// Reads the route the table wrote, if it has routed yet, into the
+/// metrics' record, the span and the log's fields.
+fn read_route(
+    shared: &Shared,
+    metered: &mut Option<Metered>,
+    span: &tracing::Span,
+    fields: &mut Option<Box<crate::log::RequestFields>>,
+) {
+    let Some(id) = route::take(shared.table.id()) else {
+        return;
+    };
+    if let Some(m) = metered {
+        m.route = id;
+    }
+    let label = shared.table.labels().get(id as usize);
+    if let (Some(fields), Some(label)) = (fields, label) {
+        fields.route = Some(Arc::clone(label));
+    }
+    if !span.is_disabled() {
+        if let Some(label) = label {
+            span.record("route", &**label);
         }
     }
 }
@@ -436,7 +438,8 @@ impl Future for ResponseFuture {
             } => {
                 let _span = span.enter();
                 // Routed in a later poll (behind a layer that waited).
-                let routing = metered.as_ref().is_some_and(|m| m.route == NOT_YET);
+                let routing = metered.as_ref().is_some_and(|m| m.route == NOT_YET)
+                    || fields.as_ref().is_some_and(|f| f.route.is_none());
                 let polled = {
                     let _fields = crate::log::enter(fields);
                     std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -448,9 +451,7 @@ impl Future for ResponseFuture {
                     }))
                 };
                 if routing {
-                    if let Some(m) = metered {
-                        m.read_route(shared, span, fields);
-                    }
+                    read_route(shared, metered, span, fields);
                 }
                 let mut reason = None;
                 let res = match polled {
@@ -515,18 +516,19 @@ impl Future for ResponseFuture {
             span.record("status", res.status().as_u16());
             span.record("latency_us", micros);
         }
-        if let (Some(fields), Some(micros)) = (&mut fields, micros) {
-            fields.status = Some(res.status().as_u16());
-            fields.latency_us = Some(micros);
-        }
         if let Some(log) = log {
+            let micros = u64::try_from(log.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            if let Some(fields) = &mut fields {
+                fields.status = Some(res.status().as_u16());
+                fields.latency_us = Some(micros);
+            }
             let _fields = crate::log::enter(&mut fields);
             tracing::info!(
                 target: "tern::access",
                 method = %log.method,
                 path = log.path,
                 status = res.status().as_u16(),
-                micros = log.started.elapsed().as_micros() as u64,
+                micros,
                 request_id = request_id
                     .as_ref()
                     .and_then(|id| id.to_str().ok())

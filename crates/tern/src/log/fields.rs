@@ -7,9 +7,9 @@
 //! instructions per request with `tracing-subscriber`'s fmt layer, more
 //! than the request itself (PERFORMANCE.md, Operations). Tern's own
 //! output reads them instead from a thread-local slot the request's
-//! future fills while it is polled: moved in before each poll and out
-//! after (no allocation, no lock), formatted only when a line is
-//! written. Tasks started with `RequestContext::spawn` carry a copy.
+//! future fills while it is polled: a pointer moved in before each poll
+//! and out after (one allocation per request, no lock), formatted only
+//! when a line is written. Tasks started with `RequestContext::spawn` carry a copy.
 //!
 //! The slot is used only once Tern's output is made ([`set_on`]); until
 //! then, a request makes no fields at all.
@@ -80,14 +80,14 @@ pub(crate) fn set_on() {
 }
 
 thread_local! {
-    static CURRENT: RefCell<Option<RequestFields>> = const { RefCell::new(None) };
+    static CURRENT: RefCell<Option<Box<RequestFields>>> = const { RefCell::new(None) };
 }
 
 /// The fields in `slot` (if any) current until the guard drops; `slot`
 /// holds whatever was current before meanwhile (nothing, or the fields
 /// of the request that serves this one, for an app inside another's
 /// route).
-pub(crate) fn enter(slot: &mut Option<RequestFields>) -> Option<Entered<'_>> {
+pub(crate) fn enter(slot: &mut Option<Box<RequestFields>>) -> Option<Entered<'_>> {
     if slot.is_none() {
         return None;
     }
@@ -95,7 +95,7 @@ pub(crate) fn enter(slot: &mut Option<RequestFields>) -> Option<Entered<'_>> {
     Some(Entered { slot })
 }
 
-fn swap(slot: &mut Option<RequestFields>) {
+fn swap(slot: &mut Option<Box<RequestFields>>) {
     // `try_with`: the slot is gone while the thread's locals are torn
     // down; nothing is current then.
     let _ = CURRENT.try_with(|c| {
@@ -106,7 +106,7 @@ fn swap(slot: &mut Option<RequestFields>) {
 }
 
 pub(crate) struct Entered<'a> {
-    slot: &'a mut Option<RequestFields>,
+    slot: &'a mut Option<Box<RequestFields>>,
 }
 
 impl Drop for Entered<'_> {
@@ -119,23 +119,23 @@ impl Drop for Entered<'_> {
 /// current.
 pub(crate) fn with_current<R>(f: impl FnOnce(&RequestFields) -> R) -> Option<R> {
     CURRENT
-        .try_with(|c| c.try_borrow().ok()?.as_ref().map(f))
+        .try_with(|c| c.try_borrow().ok()?.as_deref().map(f))
         .ok()
         .flatten()
 }
 
 /// A copy of the current request's fields, for a task it starts.
-pub(crate) fn current() -> Option<RequestFields> {
+pub(crate) fn current() -> Option<Box<RequestFields>> {
     if !on() {
         return None;
     }
-    with_current(RequestFields::clone)
+    with_current(|f| Box::new(f.clone()))
 }
 
 pin_project_lite::pin_project! {
     /// A future polled with a request's fields current.
     pub(crate) struct Carried<F> {
-        fields: Option<RequestFields>,
+        fields: Option<Box<RequestFields>>,
         #[pin]
         fut: F,
     }
