@@ -29,3 +29,30 @@ async fn browsers_get_an_html_404_and_api_clients_problem_json() {
     let api = client.get("/nope").send().await;
     assert_eq!(api.header("content-type"), Some("application/problem+json"));
 }
+
+#[tokio::test]
+async fn operators_get_health_readiness_and_metrics() {
+    // `TERN_METRICS=on` in the environment does the same (production
+    // also needs `METRICS_TOKEN`, sent as `Authorization: Bearer`).
+    let mut config = tern::Config::default();
+    config.metrics = true;
+    let app = __CRATE__::app().build_with(config).expect("the app builds");
+    let client = TestClient::from_service(app);
+    assert_eq!(client.get("/health").send().await.status(), 200);
+    assert_eq!(client.get("/ready").send().await.status(), 200);
+    assert_eq!(client.get("/?name=Ada").send().await.status(), 200);
+    assert_eq!(client.get("/nope/42").send().await.status(), 404);
+    let metrics = client.get("/metrics").send().await;
+    assert_eq!(metrics.status(), 200);
+    let text = metrics.text();
+    // Counted by route pattern, never by raw path.
+    assert!(
+        text.contains(r#"tern_http_requests_total{route="/",method="GET",status="2xx"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"tern_http_requests_total{route="(unmatched)",method="GET",status="4xx"} 1"#),
+        "{text}"
+    );
+    assert!(!text.contains("/nope/42"), "{text}");
+}
