@@ -21,8 +21,8 @@ use crate::{model::Model, Database, Migrations, Pool};
 ///   the migrations not applied yet;
 /// - in `check`: where the database is (the SQLite default is one
 ///   process's), whether it answers, and migrations not applied;
-/// - the pool's metrics in the app's `/metrics`, from the start
-///   ([`Database::record_metrics`]);
+/// - the pool's metrics in the app's `/metrics`, in every build of the
+///   app ([`Database::record_metrics`], from `App::on_build`);
 /// - the readiness check `database` (`/ready`: a connection from the
 ///   pool within a second).
 ///
@@ -43,7 +43,7 @@ where
     let checked = Arc::clone(&migrations);
     let command = Arc::clone(&migrations);
     // The families exist from the start (at zero); the pool is metered
-    // once the app is built and starts (`Database::record_metrics`).
+    // from when it is made, in every build of the app (`on_build`).
     drop(crate::metrics::PoolMeter::register(app.metrics()));
     app.settings::<Database>("database")
         .command(Command::new(
@@ -60,11 +60,15 @@ where
                 ),
             move |call: Invocation| migrate(call, Arc::clone(&command)),
         ))
+        .on_build(|app: &AppService| {
+            if let Some(db) = app.settings::<Database>() {
+                db.record_metrics(app.metrics());
+            }
+        })
         .on_start(move |app: AppService| {
             let migrations = Arc::clone(&on_start);
             async move {
                 let db = database(&app)?;
-                db.record_metrics(app.metrics());
                 if db.migrate_on_start(app.config().is_production()) {
                     for m in migrations.iter() {
                         let pending = db.pending(m).await?;

@@ -66,6 +66,9 @@ pub struct Database {
     pool: OnceLock<Pool>,
     #[serde(skip)]
     meter: OnceLock<Arc<PoolMeter>>,
+    /// The registry `record_metrics` named, for a pool made later.
+    #[serde(skip)]
+    metrics: OnceLock<tern::metrics::Metrics>,
 }
 
 fn default_acquire() -> Duration {
@@ -147,6 +150,7 @@ impl Database {
             migrate_on_start: None,
             pool: OnceLock::new(),
             meter: OnceLock::new(),
+            metrics: OnceLock::new(),
         })
     }
 
@@ -186,7 +190,13 @@ impl Database {
     /// runtime, as a handler is); no connection is opened until a query
     /// needs one.
     pub fn pool(&self) -> &Pool {
-        self.pool.get_or_init(|| self.make_pool())
+        self.pool.get_or_init(|| {
+            let pool = self.make_pool();
+            if let (Some(metrics), Some(meter)) = (self.metrics.get(), self.meter.get()) {
+                meter_pool(&pool, meter, metrics);
+            }
+            pool
+        })
     }
 
     /// Records the pool's metrics in `metrics` (the app's, whose
@@ -197,10 +207,11 @@ impl Database {
     /// connections idle and in use (`tern_db_pool_connections`) and the
     /// most the pool opens (`tern_db_pool_max`).
     ///
-    /// [`install`](crate::install) calls it when the app starts (with
-    /// `tern::run`, `tern::serve` or the `serve` command); an app that
-    /// builds its service and serves it itself calls it once built.
-    /// Only the first call counts: the pool is metered in one registry.
+    /// [`install`](crate::install) calls it in every build of the app
+    /// (`App::on_build`: however the app is served). The pool is metered
+    /// from when it is made (its first use), so this makes no pool and
+    /// needs no runtime. Only the first call counts: the pool is metered
+    /// in one registry.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -223,9 +234,10 @@ impl Database {
         if !first {
             return;
         }
-        let pool = self.pool().clone();
-        crate::metrics::meter(&pool, meter);
-        metrics.source(move |sample| crate::metrics::sample(&pool, sample));
+        let _ = self.metrics.set(metrics.clone());
+        if let Some(pool) = self.pool.get() {
+            meter_pool(pool, meter, metrics);
+        }
     }
 
     fn make_pool(&self) -> Pool {
@@ -357,6 +369,13 @@ impl<'de> Deserialize<'de> for DatabaseUrl {
         let url = String::deserialize(d)?;
         url.parse().map_err(serde::de::Error::custom)
     }
+}
+
+/// Meters `pool` with `meter`, and samples it at each scrape of `metrics`.
+fn meter_pool(pool: &Pool, meter: &Arc<PoolMeter>, metrics: &tern::metrics::Metrics) {
+    crate::metrics::meter(pool, meter);
+    let pool = pool.clone();
+    metrics.source(move |sample| crate::metrics::sample(&pool, sample));
 }
 
 #[cfg(test)]

@@ -55,7 +55,7 @@
 //!   Columns may be [`OffsetDateTime`]s and [`Uuid`]s (re-exported, with
 //!   their crates [`time`] and [`uuid`]).
 //! - **Metrics** ([`Database::record_metrics`], which [`install`] calls
-//!   at start): the time statements wait for a pool connection, waits
+//!   in every build of the app): the time statements wait for a pool connection, waits
 //!   and timeouts, and the pool's size, in the app's `/metrics`.
 //! - **SQL**: sqlx 0.9 takes a `&'static str` as a query, so SQL built at
 //!   run time must be marked (`sqlx::AssertSqlSafe`): client input goes in

@@ -174,3 +174,36 @@ async fn ready_when_the_database_answers() {
     assert_eq!(get_path(addr, "/health").await.0, 200);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An app that builds its service and serves it itself (no start hooks)
+/// still has its pool metered: `install` meters it in every build.
+#[tokio::test]
+async fn metered_in_an_app_served_without_start_hooks() {
+    async fn one(Db(pool): Db) -> Result<String, DataError> {
+        let n: i64 = query("SELECT 1").scalar(&pool).await?;
+        Ok(n.to_string())
+    }
+    let app = tern_data::install(App::new().route("/one", get(one)), [&MIGRATIONS]);
+    let mut config = Config::from_settings([("DATABASE_URL", "sqlite::memory:")]).unwrap();
+    config.metrics = true;
+    let service = app.build_with(config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(tern::Server::new(service).serve_with_shutdown(listener, std::future::pending()));
+    // Before the pool is made: its families, at zero.
+    let (_, text) = get_path(addr, "/metrics").await;
+    assert_eq!(
+        value(&text, "tern_db_pool_acquire_seconds_count"),
+        0.0,
+        "{text}"
+    );
+    assert_eq!(get_path(addr, "/one").await, (200, "1".to_owned()));
+    assert_eq!(get_path(addr, "/one").await, (200, "1".to_owned()));
+    let (_, text) = get_path(addr, "/metrics").await;
+    assert_eq!(
+        value(&text, "tern_db_pool_acquire_seconds_count"),
+        2.0,
+        "{text}"
+    );
+    assert!(value(&text, "tern_db_pool_max") >= 1.0, "{text}");
+}

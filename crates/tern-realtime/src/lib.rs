@@ -109,9 +109,9 @@ pub use settings::{Realtime, SlowConsumer, WebSockets};
 pub use socket::{close_code, Message, Text, WebSocket, WebSocketError, WebSocketErrorKind};
 pub use upgrade::WebSocketUpgrade;
 
-/// Loads the [`Realtime`] settings (prefix `realtime`) and, when the app
-/// starts (with `tern::run`, `tern::serve` or the `serve` command),
-/// records realtime's metrics in the app's ([`Realtime::record_metrics`]):
+/// Loads the [`Realtime`] settings (prefix `realtime`) and, in every build
+/// of the app (`App::on_build`: however it is served), records
+/// realtime's metrics in the app's ([`Realtime::record_metrics`]):
 /// sockets and event streams open, the hub's subscribers, queued
 /// messages and counts, and whether its backend is connected. Adds the
 /// readiness check `bus` (`/ready`): with `REALTIME_BACKEND=redis` or
@@ -127,11 +127,10 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: tern::App<S>) -> tern::App
     // The connection series exist from the start (at zero).
     drop(metrics::RealtimeMeter::register(app.metrics()));
     app.settings::<Realtime>("realtime")
-        .on_start(|app: tern::AppService| async move {
+        .on_build(|app: &tern::AppService| {
             if let Some(realtime) = app.settings::<Realtime>() {
                 realtime.record_metrics(app.metrics());
             }
-            Ok(())
         })
         // `/ready`: with Redis or NATS, the bus must be connected (a
         // process cut off from it would serve its own sockets only).

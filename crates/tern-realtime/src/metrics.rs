@@ -25,8 +25,9 @@ impl RealtimeMeter {
 }
 
 /// The hub's figures now.
-pub(crate) fn sample(hub: &Hub, sample: &mut Sample<'_>) {
-    let stats = hub.stats();
+pub(crate) fn sample(hub: Option<&Hub>, sample: &mut Sample<'_>) {
+    // Before the hub is made (its first use), everything is at zero.
+    let stats = hub.map(Hub::stats).unwrap_or_default();
     let counters = [
         (
             "tern_realtime_messages_published",
@@ -61,15 +62,15 @@ pub(crate) fn sample(hub: &Hub, sample: &mut Sample<'_>) {
         "tern_realtime_subscribers",
         "Connections in topics now, one per connection and topic",
         &[],
-        hub.subscribers() as f64,
+        hub.map_or(0, Hub::subscribers) as f64,
     );
     sample.gauge(
         "tern_realtime_queued_messages",
         "Messages waiting in the connections' queues now",
         &[],
-        hub.queued() as f64,
+        hub.map_or(0, Hub::queued) as f64,
     );
-    if let Some(up) = hub.bus_up() {
+    if let Some(up) = hub.and_then(Hub::bus_up) {
         sample.gauge(
             "tern_realtime_bus_up",
             "Whether the backend between processes (REALTIME_BACKEND) is connected: 1 or 0",

@@ -226,7 +226,8 @@ pub struct Realtime {
     pub(crate) replay_bytes: usize,
     pub(crate) keep_alive: Duration,
     pub(crate) presence_interval: Duration,
-    pub(crate) hub: std::sync::OnceLock<crate::Hub>,
+    /// Shared with the metrics' source, which samples it once made.
+    pub(crate) hub: std::sync::Arc<std::sync::OnceLock<crate::Hub>>,
     pub(crate) meter: std::sync::OnceLock<crate::metrics::RealtimeMeter>,
 }
 
@@ -381,7 +382,7 @@ impl TryFrom<RawRealtime> for Realtime {
             replay_bytes: raw.replay_bytes,
             keep_alive: raw.keep_alive,
             presence_interval: raw.presence_interval.max(Duration::from_millis(50)),
-            hub: std::sync::OnceLock::new(),
+            hub: std::sync::Arc::default(),
             meter: std::sync::OnceLock::new(),
         })
     }
@@ -398,7 +399,7 @@ impl Default for Realtime {
             replay_bytes: replay_bytes(),
             keep_alive: keep_alive(),
             presence_interval: presence(),
-            hub: std::sync::OnceLock::new(),
+            hub: std::sync::Arc::default(),
             meter: std::sync::OnceLock::new(),
         }
     }
@@ -419,11 +420,10 @@ impl Realtime {
     /// and, with a backend, whether it is connected
     /// (`tern_realtime_bus_up`).
     ///
-    /// [`install`](crate::install) calls it when the app starts (with
-    /// `tern::run`, `tern::serve` or the `serve` command); an app that
-    /// builds its service and serves it itself calls it once built,
-    /// inside the runtime (the hub is made here). Only the first call
-    /// counts.
+    /// [`install`](crate::install) calls it in every build of the app
+    /// (`App::on_build`: however the app is served). The hub is sampled
+    /// from when it is made (its first use), so this makes no hub and
+    /// needs no runtime. Only the first call counts.
     pub fn record_metrics(&self, metrics: &tern::metrics::Metrics) {
         let mut first = false;
         self.meter.get_or_init(|| {
@@ -431,8 +431,8 @@ impl Realtime {
             crate::metrics::RealtimeMeter::register(metrics)
         });
         if first {
-            let hub = self.hub().clone();
-            metrics.source(move |sample| crate::metrics::sample(&hub, sample));
+            let hub = std::sync::Arc::clone(&self.hub);
+            metrics.source(move |sample| crate::metrics::sample(hub.get(), sample));
         }
     }
 }

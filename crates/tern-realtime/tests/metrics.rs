@@ -185,6 +185,45 @@ async fn sockets_streams_subscribers_and_queues_go_up_and_back_to_zero() {
     .await;
 }
 
+/// An app that builds its service and serves it itself (no start hooks)
+/// has the hub's metrics too: `install` records them in every build.
+#[tokio::test]
+async fn recorded_in_an_app_served_without_start_hooks() {
+    let app = App::new().route(
+        "/publish",
+        get(|Settings(rt): Settings<Realtime>| async move {
+            rt.hub().publish("feed", "tick", &1).unwrap();
+            "sent"
+        }),
+    );
+    let mut config = Config::default();
+    config.metrics = true;
+    let service = tern_realtime::install(app).build_with(config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(tern::Server::new(service).serve_with_shutdown(listener, std::future::pending()));
+    // Before the hub is made: at zero.
+    let text = scrape(addr).await;
+    assert_eq!(
+        value(&text, "tern_realtime_messages_published_total"),
+        Some(0.0),
+        "{text}"
+    );
+    get_path(addr, "/publish").await;
+    get_path(addr, "/publish").await;
+    let text = scrape(addr).await;
+    assert_eq!(
+        value(&text, "tern_realtime_messages_published_total"),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        value(&text, "tern_realtime_subscribers"),
+        Some(0.0),
+        "{text}"
+    );
+}
+
 #[cfg(feature = "nats")]
 #[tokio::test]
 async fn bus_up_follows_the_nats_server() {

@@ -96,6 +96,7 @@ pub struct App<S = ()> {
     settings: Vec<crate::settings::Registration>,
     setting_defaults: Vec<(String, String)>,
     on_start: Vec<crate::start::StartHook>,
+    on_build: Vec<BuildHook>,
     #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     commands: CommandLine,
     metrics: crate::metrics::Metrics,
@@ -145,6 +146,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             settings: Vec::new(),
             setting_defaults: Vec::new(),
             on_start: Vec::new(),
+            on_build: Vec::new(),
             commands: CommandLine::default(),
             metrics: crate::metrics::Metrics::default(),
             ready_checks: Vec::new(),
@@ -451,6 +453,22 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
         self
     }
 
+    /// Runs `hook` with the app each time it is built ([`build`](App::build),
+    /// [`build_with`](App::build_with), and so with every way of serving
+    /// it, the test client too), in the order added, before the built app
+    /// is returned. For what a battery must set up in every built app,
+    /// however it is served: its metrics recorded in
+    /// [`AppService::metrics`] (a pool's, a hub's), a cache bound to the
+    /// app's settings. It cannot fail and must not block: work that can is
+    /// an [`on_start`](App::on_start) hook's.
+    pub fn on_build<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&AppService) + Send + Sync + 'static,
+    {
+        self.on_build.push(Arc::new(hook));
+        self
+    }
+
     /// Adds lines to the production checklist of the `check` command:
     /// `check` runs with the app built for production and prints what
     /// each returns (see [`Finding`](crate::command::Finding)).
@@ -539,6 +557,7 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
             settings,
             setting_defaults,
             on_start: _,
+            on_build,
             commands: _,
             metrics,
             ready_checks,
@@ -673,16 +692,23 @@ impl<S: Clone + Send + Sync + 'static> App<S> {
                 ready_path: builtin_ready,
             },
         ));
-        Ok(AppService {
+        let app = AppService {
             inner: Arc::new(AppInner {
                 chain,
                 shared,
                 listing,
                 middleware,
             }),
-        })
+        };
+        for hook in &on_build {
+            hook(&app);
+        }
+        Ok(app)
     }
 }
+
+/// A hook added with [`App::on_build`].
+type BuildHook = Arc<dyn Fn(&AppService) + Send + Sync>;
 
 async fn not_found(method: Method, uri: http::Uri) -> Problem {
     Problem::new(StatusCode::NOT_FOUND)
