@@ -29,6 +29,7 @@ mod bind;
 mod connection;
 mod error;
 mod framing;
+mod h1;
 mod h2;
 mod logging;
 mod preface;

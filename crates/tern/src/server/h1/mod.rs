@@ -1,0 +1,11 @@
+//! Tern's own HTTP/1.1 server codec (issue 31; plan `docs/plans/http1.md`),
+//! built beside hyper's HTTP/1 path until it replaces it: the head
+//! (`parse`), the request body (`body`); the writer and the connection
+//! follow.
+//!
+//! Strict by construction: every rule of RFC 9112 it enforces is in
+//! `crate::protocol::h1`, applied while the bytes are read, each limit
+//! checked before the bytes it bounds are buffered.
+
+pub(crate) mod body;
+pub(crate) mod parse;
