@@ -215,17 +215,21 @@ impl AppService {
                 };
                 let log = inner.shared.config.access_log.then(|| {
                     Box::new(AccessLog {
-                        started: std::time::Instant::now(),
+                        started: crate::metrics::clock::now(),
                         method: req.method().clone(),
                         path: req.uri().path().to_owned(),
                     })
                 });
-                // The request's fields for Tern's log output, when it is on.
+                // The context goes with the request, wherever the chain
+                // takes it; the response future keeps what it needs of it:
+                // the request ID in the log's fields when Tern's log output
+                // is on, else on its own.
+                let (mut request_id, peer) = (Some(ctx.request_id.clone()), ctx.peer);
                 let mut fields = crate::log::on().then(|| {
-                    Box::new(crate::log::RequestFields {
+                    crate::log::boxed(crate::log::RequestFields {
                         method: req.method().clone(),
                         route: None,
-                        request_id: ctx.request_id.clone(),
+                        request_id: request_id.take().unwrap_or_else(|| ctx.request_id.clone()),
                         client: crate::extract::client_ip(&inner.shared, ctx.peer, req.headers()),
                         traceparent: ctx.traceparent.clone(),
                         status: None,
@@ -238,9 +242,6 @@ impl AppService {
                     }
                     Metered::new(&req)
                 });
-                // The context goes with the request, wherever the chain
-                // takes it; the response future keeps what it needs of it.
-                let (request_id, peer) = (ctx.request_id.clone(), ctx.peer);
                 req.extensions_mut().insert(ctx);
                 let mut app = Some(Arc::clone(&inner.shared));
                 // Routing (and any synchronous part of the chain) runs here.
@@ -260,7 +261,7 @@ impl AppService {
                 State::Running {
                     fut,
                     app,
-                    request_id: Some(request_id),
+                    request_id,
                     peer,
                     timer: None,
                     is_head,
@@ -354,7 +355,7 @@ impl fmt::Display for Lossy<'_> {
 
 /// What is kept of a request for its metrics.
 struct Metered {
-    started: std::time::Instant,
+    started: crate::metrics::clock::Stamp,
     request_bytes: u64,
     /// The route's id once the table has routed (`NOT_YET` before).
     route: u32,
@@ -366,7 +367,7 @@ const NOT_YET: u32 = u32::MAX;
 impl Metered {
     fn new(req: &Request) -> Self {
         Metered {
-            started: std::time::Instant::now(),
+            started: crate::metrics::clock::now(),
             // The declared length, as the body knows it (no header lookup).
             request_bytes: http_body::Body::size_hint(req.body()).exact().unwrap_or(0),
             route: NOT_YET,
@@ -390,8 +391,8 @@ fn read_route(
         m.route = id;
     }
     let label = shared.table.labels().get(id as usize);
-    if let (Some(fields), Some(label)) = (fields, label) {
-        fields.route = Some(Arc::clone(label));
+    if let Some(fields) = fields {
+        fields.route = Some(id);
     }
     if !span.is_disabled() {
         if let Some(label) = label {
@@ -401,7 +402,7 @@ fn read_route(
 }
 
 struct AccessLog {
-    started: std::time::Instant,
+    started: crate::metrics::clock::Stamp,
     method: Method,
     path: String,
 }
@@ -459,6 +460,7 @@ impl Future for ResponseFuture {
                     Err(panic) => {
                         reason = Some(Reason::Panic);
                         let _fields = crate::log::enter(fields);
+                        let _entered = crate::context::enter(app);
                         panic_response(shared, panic, *peer)
                     }
                     Ok(Poll::Pending) => {
@@ -487,6 +489,7 @@ impl Future for ResponseFuture {
         };
         let State::Running {
             request_id,
+            app,
             is_head,
             http1,
             log,
@@ -503,12 +506,13 @@ impl Future for ResponseFuture {
         let metered = metered.take();
         let mut fields = fields.take();
         let span = std::mem::replace(span, tracing::Span::none());
-        let request_id = request_id.take();
+        let mut request_id = request_id.take();
+        let mut app = app.take();
         this.state = State::Done(None);
         let _span = span.enter();
-        let micros = metered
-            .as_ref()
-            .map(|m| u64::try_from(m.started.elapsed().as_micros()).unwrap_or(u64::MAX));
+        // One reading for the span and the metrics: time to the answer's
+        // head.
+        let micros = metered.as_ref().map(|m| m.started.micros());
         if let (Some(metered), Some(micros), false) = (&metered, micros, span.is_disabled()) {
             if metered.route == NOT_YET {
                 span.record("route", route::SPECIAL[route::UNKNOWN as usize]);
@@ -517,11 +521,18 @@ impl Future for ResponseFuture {
             span.record("latency_us", micros);
         }
         if let Some(log) = log {
-            let micros = u64::try_from(log.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            let micros = log.started.micros();
+            let id = match (&request_id, &fields) {
+                (Some(id), _) => Some(id.clone()),
+                (None, Some(fields)) => Some(fields.request_id.clone()),
+                (None, None) => None,
+            };
             if let Some(fields) = &mut fields {
                 fields.status = Some(res.status().as_u16());
                 fields.latency_us = Some(micros);
             }
+            // The app current too: the lines' route is read from its table.
+            let _entered = crate::context::enter(&mut app);
             let _fields = crate::log::enter(&mut fields);
             tracing::info!(
                 target: "tern::access",
@@ -529,12 +540,12 @@ impl Future for ResponseFuture {
                 path = log.path,
                 status = res.status().as_u16(),
                 micros,
-                request_id = request_id
-                    .as_ref()
-                    .and_then(|id| id.to_str().ok())
-                    .unwrap_or_default(),
+                request_id = id.as_ref().and_then(|id| id.to_str().ok()).unwrap_or_default(),
                 "request"
             );
+        }
+        if let Some(fields) = fields {
+            request_id = Some(crate::log::recycle(fields));
         }
         let mut res = res;
         finish(shared, &mut res, request_id, is_head, accept);
@@ -543,7 +554,9 @@ impl Future for ResponseFuture {
             // connection ends here rather than reading it to stay open.
             crate::protocol::close_after_refusal(&mut res, http1);
         }
-        if let (Some(metered), Some(m)) = (metered, shared.http_metrics.as_deref()) {
+        if let (Some(metered), Some(m), Some(micros)) =
+            (metered, shared.http_metrics.as_deref(), micros)
+        {
             if res.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 m.reject(Reason::BodyTooLarge);
             }
@@ -555,7 +568,7 @@ impl Future for ResponseFuture {
                 },
                 method: metered.method,
                 status: res.status().as_u16(),
-                micros: u64::try_from(metered.started.elapsed().as_micros()).unwrap_or(u64::MAX),
+                micros,
                 request_bytes: metered.request_bytes,
                 response_bytes: http_body::Body::size_hint(res.body()).exact().unwrap_or(0),
             });

@@ -8,8 +8,9 @@
 //! than the request itself (PERFORMANCE.md, Operations). Tern's own
 //! output reads them instead from a thread-local slot the request's
 //! future fills while it is polled: a pointer moved in before each poll
-//! and out after (one allocation per request, no lock), formatted only
-//! when a line is written. Tasks started with `RequestContext::spawn` carry a copy.
+//! and out after (no lock; the boxes are reused per thread, so no
+//! allocation either once warm), formatted only when a line is written.
+//! Tasks started with `RequestContext::spawn` carry a copy.
 //!
 //! The slot is used only once Tern's output is made ([`set_on`]); until
 //! then, a request makes no fields at all.
@@ -31,8 +32,9 @@ use http::{HeaderValue, Method};
 #[derive(Clone)]
 pub(crate) struct RequestFields {
     pub(crate) method: Method,
-    /// The route's pattern (the metrics' label), once routed.
-    pub(crate) route: Option<Arc<str>>,
+    /// The route's id in the app's table (its pattern is the metrics'
+    /// label, looked up when a line is written), once routed.
+    pub(crate) route: Option<u32>,
     pub(crate) request_id: HeaderValue,
     /// The client's address, by `ClientIp`'s rule.
     pub(crate) client: Option<IpAddr>,
@@ -44,14 +46,19 @@ pub(crate) struct RequestFields {
 }
 
 impl RequestFields {
-    /// The route to show: the pattern, or `(unknown)` once answered
-    /// without a route read.
-    pub(crate) fn route(&self) -> Option<&str> {
-        match &self.route {
-            Some(route) => Some(route),
-            None if self.status.is_some() => {
-                Some(crate::metrics::route::SPECIAL[crate::metrics::route::UNKNOWN as usize])
+    /// The route to show: the pattern (from the current app's table:
+    /// the request's own app is current wherever its fields are), or
+    /// `(unknown)` once answered without a route read.
+    pub(crate) fn route(&self) -> Option<Route> {
+        match self.route {
+            Some(id) => {
+                crate::context::with_app(|app| app.table.labels().get(id as usize).cloned())
+                    .flatten()
+                    .map(Route::Pattern)
             }
+            None if self.status.is_some() => Some(Route::Special(
+                crate::metrics::route::SPECIAL[crate::metrics::route::UNKNOWN as usize],
+            )),
             None => None,
         }
     }
@@ -64,6 +71,64 @@ impl RequestFields {
     pub(crate) fn trace_id(&self) -> Option<&str> {
         self.traceparent.as_ref().map(crate::trace::trace_id)
     }
+}
+
+/// A route as a line shows it.
+pub(crate) enum Route {
+    Pattern(Arc<str>),
+    Special(&'static str),
+}
+
+impl std::ops::Deref for Route {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Route::Pattern(p) => p,
+            Route::Special(s) => s,
+        }
+    }
+}
+
+/// Boxes kept for reuse, per thread (a request's box is taken from and
+/// given back to the thread that polls it, mostly the same one).
+const KEPT: usize = 64;
+
+thread_local! {
+    // The boxes themselves are what is kept: each request owns one while
+    // it runs, moved in and out of `CURRENT` as a pointer.
+    #[allow(clippy::vec_box)]
+    static FREE: RefCell<Vec<Box<RequestFields>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `fields` in a box, a reused one if this thread kept one.
+pub(crate) fn boxed(fields: RequestFields) -> Box<RequestFields> {
+    let reused = FREE
+        .try_with(|free| free.try_borrow_mut().ok()?.pop())
+        .ok()
+        .flatten();
+    match reused {
+        Some(mut b) => {
+            *b = fields;
+            b
+        }
+        None => Box::new(fields),
+    }
+}
+
+/// Gives a request's box back once its lines are written, and returns
+/// the request ID it held.
+pub(crate) fn recycle(mut b: Box<RequestFields>) -> HeaderValue {
+    let id = std::mem::replace(&mut b.request_id, HeaderValue::from_static(""));
+    b.traceparent = None;
+    let _ = FREE.try_with(|free| {
+        if let Ok(mut free) = free.try_borrow_mut() {
+            if free.len() < KEPT {
+                free.push(b);
+            }
+        }
+    });
+    id
 }
 
 static ON: AtomicBool = AtomicBool::new(false);
@@ -129,7 +194,7 @@ pub(crate) fn current() -> Option<Box<RequestFields>> {
     if !on() {
         return None;
     }
-    with_current(|f| Box::new(f.clone()))
+    with_current(|f| boxed(f.clone()))
 }
 
 pin_project_lite::pin_project! {

@@ -125,7 +125,7 @@ impl serde::Serialize for Request<'_> {
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("method", r.method.as_str())?;
         if let Some(route) = r.route() {
-            map.serialize_entry("route", route)?;
+            map.serialize_entry("route", &*route)?;
         }
         map.serialize_entry("request_id", r.request_id())?;
         if let Some(client) = r.client {

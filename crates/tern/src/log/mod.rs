@@ -51,7 +51,7 @@ mod fields;
 mod json;
 mod text;
 
-pub(crate) use fields::{carry, current, enter, on, RequestFields};
+pub(crate) use fields::{boxed, carry, current, enter, on, recycle, RequestFields};
 
 use tracing::Subscriber;
 use tracing_subscriber::{fmt::MakeWriter, registry::LookupSpan, Layer};

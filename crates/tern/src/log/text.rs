@@ -64,7 +64,7 @@ fn request(w: &mut Writer<'_>, r: &RequestFields, ansi: bool) -> fmt::Result {
     bold(w, "request", ansi)?;
     write!(w, "{{method={}", r.method)?;
     if let Some(route) = r.route() {
-        write!(w, " route={route}")?;
+        write!(w, " route={}", &*route)?;
     }
     write!(w, " request_id={}", r.request_id())?;
     if let Some(client) = r.client {

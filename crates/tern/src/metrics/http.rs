@@ -155,6 +155,7 @@ impl HttpMetrics {
         routes: Vec<std::sync::Arc<str>>,
         workers: usize,
     ) -> Arc<Self> {
+        super::clock::init();
         let shards = workers.clamp(1, 8);
         let http = Arc::new(HttpMetrics {
             shards: (0..shards)

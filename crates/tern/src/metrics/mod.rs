@@ -26,6 +26,7 @@
 //! ```
 
 mod cells;
+pub(crate) mod clock;
 pub(crate) mod endpoint;
 pub(crate) mod http;
 mod process;
