@@ -48,6 +48,12 @@ pub use server::{init_logging, serve, shutdown_signal, Error, Server};
 #[doc(hidden)]
 pub mod __fuzz {
     pub use crate::server::fuzz_framing as framing;
+
+    /// Tern's own HTTP/1.1 codec on a byte stream: `H1::verdict`
+    /// (`server/h1/parse.rs`), for the `h1_parse` fuzz target and the
+    /// differential against llhttp (`examples/h1_verdict.rs`).
+    #[derive(Debug)]
+    pub struct H1;
 }
 
 #[cfg(feature = "macros")]

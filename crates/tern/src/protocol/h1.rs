@@ -1,7 +1,15 @@
-//! HTTP/1 rules on the bytes of a connection, before and around hyper's
-//! parser: the bare-LF rule Tern adds, the framing rules of hyper that
-//! [`Framing`](crate::server) mirrors to follow a connection, and the shape
-//! of hyper's own refusal. See the [catalogue](super).
+//! HTTP/1 rules on the bytes of a connection: the rules of Tern's own
+//! HTTP/1.1 codec (`server/h1`, RFC 9112), each a function or constant
+//! with its why, and, for hyper's path while it lasts, the bare-LF rule
+//! Tern adds before hyper's parser, the framing rules of hyper that
+//! [`Framing`](crate::server) mirrors to follow a connection, and the
+//! shape of hyper's own refusal. See the [catalogue](super).
+
+use std::borrow::Cow;
+
+use http::{Method, StatusCode, Uri, Version};
+
+use crate::metrics::http::Reason;
 
 /// **Bare LF** (Tern's rule): a LF not preceded by CR in a request line, a
 /// header section or a trailer section is refused with 400, and the
@@ -60,6 +68,286 @@ pub(crate) fn trim_ows(mut s: &[u8]) -> &[u8] {
         s = rest;
     }
     s
+}
+
+// ---------------------------------------------------------------------
+// The rules of Tern's own HTTP/1.1 codec (`server/h1/parse.rs`), in the
+// order a head meets them. Each refusal closes the connection: nothing
+// after a refused head can be trusted to start a request.
+// ---------------------------------------------------------------------
+
+/// Why the codec refuses a request head: the status, the metric reason
+/// and the words of the problem+json answer (the words and reasons of
+/// hyper's path and of `request::check_request` where they exist).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub(crate) status: StatusCode,
+    pub(crate) reason: Reason,
+    pub(crate) detail: Cow<'static, str>,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, reason: Reason, detail: &'static str) -> Self {
+        Refusal {
+            status,
+            reason,
+            detail: Cow::Borrowed(detail),
+        }
+    }
+
+    /// A head that is not HTTP/1.1 (400): the words of hyper's path
+    /// (`AppService::unparsable_answer`).
+    pub(crate) fn parse() -> Self {
+        Refusal::new(StatusCode::BAD_REQUEST, Reason::Parse, NOT_HTTP1)
+    }
+
+    /// A head over `TERN_MAX_HEAD_BYTES` or `TERN_MAX_HEADERS` (431).
+    pub(crate) fn head_too_large() -> Self {
+        Refusal::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Reason::HeadTooLarge,
+            HEAD_TOO_LARGE,
+        )
+    }
+
+    /// Framing or target rules (400), with their words.
+    fn framing(detail: &'static str) -> Self {
+        Refusal::new(StatusCode::BAD_REQUEST, Reason::Framing, detail)
+    }
+}
+
+/// The words of a 400 for a head httparse or the scan refuses.
+pub(crate) const NOT_HTTP1: &str = "the request is not a valid HTTP/1.1 request: it must start \
+     with a request line `METHOD /path HTTP/1.1`, then header lines `Name: value`, each ended \
+     by CRLF, then an empty line";
+
+/// The words of a 431 (the limits' values are the configuration's; the
+/// answer's renderer may add them).
+pub(crate) const HEAD_TOO_LARGE: &str = "the request head is larger than the limit of \
+     TERN_MAX_HEAD_BYTES bytes or has more than TERN_MAX_HEADERS header fields";
+
+/// **Lines end in CRLF** (RFC 9112 §2.2), the codec's scan: a LF not
+/// preceded by CR, anywhere in a head, is refused (400, close); so is a
+/// bare CR (httparse). CRLF empty lines before the request line are
+/// skipped, and counted toward `TERN_MAX_HEAD_BYTES` (so a client cannot
+/// send them for ever); a bare LF there is refused like any other.
+///
+/// Why: a recipient MAY take a bare LF as a line end (httparse does); a
+/// front end that does not reads `X: y\nContent-Length: 23` as one field
+/// where Tern would read two, and the two disagree on where the next
+/// request starts (smuggling). llhttp's strict mode refuses them too.
+pub(crate) fn bare_lf() -> Refusal {
+    Refusal::parse()
+}
+
+/// **Head limit, while reading**: a head whose end is not within the first
+/// `max_head` bytes (leading empty lines included) is refused (431) as
+/// soon as the buffer holds more than `max_head` bytes, before more is
+/// read. A head of exactly `max_head` bytes is read.
+#[inline]
+pub(crate) fn head_over_limit(buffered: usize, max_head: usize) -> bool {
+    buffered > max_head
+}
+
+/// **Request-target length**: a target longer than 65,534 bytes is refused
+/// with 414 (hyper's `MAX_URI_LEN`; `http::Uri` holds no longer ones). Only
+/// reachable when `TERN_MAX_HEAD_BYTES` is set above it.
+pub(crate) const MAX_TARGET_LEN: usize = (u16::MAX - 1) as usize;
+
+/// The refusal of a target over [`MAX_TARGET_LEN`].
+pub(crate) fn target_too_long() -> Refusal {
+    Refusal::new(
+        StatusCode::URI_TOO_LONG,
+        Reason::UriTooLong,
+        "the request target (path and query) is too long",
+    )
+}
+
+/// **Request-target form** (RFC 9112 §3.2): origin form (`/path?q`) for
+/// every method but `CONNECT`; absolute form (`http://host/path`) for any;
+/// authority form (`host:port`) only, and always, for `CONNECT` (§3.2.3);
+/// the asterisk `*` only for `OPTIONS` (§3.2.4). Anything else: 400.
+///
+/// Why: the router would read a host as a path where a front end routes it
+/// as the authority it is; llhttp's strict mode refuses both.
+pub(crate) fn target_form(method: &Method, uri: &Uri) -> Result<(), Refusal> {
+    let authority_form = uri.scheme().is_none() && uri.authority().is_some();
+    if *method == Method::CONNECT {
+        if !authority_form {
+            return Err(Refusal::framing(
+                "a CONNECT request's target must be `host:port` (authority form)",
+            ));
+        }
+        return Ok(());
+    }
+    if authority_form {
+        return Err(Refusal::framing(
+            "the request target must be a path starting with `/` or an absolute URL",
+        ));
+    }
+    if uri.path() == "*" && uri.scheme().is_none() && *method != Method::OPTIONS {
+        return Err(Refusal::framing(
+            "the request target `*` is only for OPTIONS",
+        ));
+    }
+    Ok(())
+}
+
+/// **One `Host`** (RFC 9112 §3.2): an HTTP/1.1 request carries exactly one
+/// `Host` field, or none with an absolute-form target (which names the
+/// host); an HTTP/1.0 request at most one. Else 400.
+///
+/// Why: a server MUST answer 400; with two, a front end that reads the
+/// first and an app that reads the last route the request to different
+/// hosts. The `uri-host` grammar and `ALLOWED_HOSTS` are checked later,
+/// for every protocol (`protocol::host`, `app/head.rs`).
+pub(crate) fn host_count(version: Version, hosts: usize, absolute: bool) -> Result<(), Refusal> {
+    if hosts > 1 {
+        return Err(Refusal::framing(
+            "the request carries more than one `Host` header",
+        ));
+    }
+    if hosts == 0 && version == Version::HTTP_11 && !absolute {
+        return Err(Refusal::framing(
+            "an HTTP/1.1 request must carry a `Host` header",
+        ));
+    }
+    Ok(())
+}
+
+/// **`Content-Length`, repeated** (RFC 9110 §8.6, RFC 9112 §6.3): each
+/// value is digits only ([`content_length`]: no sign, no list, no
+/// overflow); fields repeating the same length are one length; differing
+/// lengths are refused (400). `previous` is the length of the fields
+/// before this one.
+///
+/// Why: two parsers that pick different lengths disagree on where the next
+/// request starts. Identical repeats frame the body alike whichever is
+/// read (llhttp refuses them: an allowlisted difference).
+pub(crate) fn repeated_length(previous: Option<u64>, value: &[u8]) -> Result<u64, Refusal> {
+    let Some(n) = content_length(value) else {
+        return Err(Refusal::framing(
+            "the `Content-Length` header must be one number of digits only",
+        ));
+    };
+    match previous {
+        Some(p) if p != n => Err(Refusal::framing(
+            "the request carries `Content-Length` headers with different values",
+        )),
+        _ => Ok(n),
+    }
+}
+
+/// **Declared length over the limit** (RFC 9110 §15.5.14): a
+/// `Content-Length` over `TERN_MAX_BODY_BYTES` is refused (413) before a
+/// byte of the body is read, and the connection closed (the unread body
+/// stays on it).
+pub(crate) fn declared_length(length: u64, max_body: u64) -> Result<(), Refusal> {
+    if length > max_body {
+        return Err(Refusal {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            reason: Reason::BodyTooLarge,
+            detail: Cow::Owned(tern_core::body::too_large_detail(max_body)),
+        });
+    }
+    Ok(())
+}
+
+/// **`Transfer-Encoding`** (RFC 9112 §6.1, §6.3), given the number of its
+/// fields, the last field's value and whether `Content-Length` came too:
+/// - on HTTP/1.0: 400 (§6.1: a server MUST treat it as faulty framing);
+/// - with `Content-Length`: 400 (§6.3: "ought to be handled as an error";
+///   hyper lets the coding win and closes after the answer, llhttp's strict
+///   mode refuses, and so does Tern now: no reading of such a request can
+///   agree with every front end);
+/// - a last coding other than `chunked`: 400 (the body has no end);
+/// - anything but one field naming only `chunked` (`gzip, chunked`, two
+///   fields): 501, the words of `request::check_transfer_coding` (Tern
+///   decodes only chunked).
+pub(crate) fn transfer_coding(
+    version: Version,
+    fields: usize,
+    last: &[u8],
+    content_length: bool,
+) -> Result<(), Refusal> {
+    if version == Version::HTTP_10 {
+        return Err(Refusal::framing(
+            "`Transfer-Encoding` is not allowed in an HTTP/1.0 request",
+        ));
+    }
+    if content_length {
+        return Err(Refusal::framing(
+            "the request carries both `Transfer-Encoding` and `Content-Length`",
+        ));
+    }
+    if !ends_chunked(last) {
+        return Err(Refusal::framing(
+            "the last transfer coding of the request must be `chunked`",
+        ));
+    }
+    if fields > 1 || !trim_ows(last).eq_ignore_ascii_case(b"chunked") {
+        return Err(Refusal {
+            status: StatusCode::NOT_IMPLEMENTED,
+            reason: Reason::ContentCoding,
+            detail: Cow::Borrowed(
+                "only `Transfer-Encoding: chunked` is supported; send the body chunked or with a `Content-Length`",
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The tokens of the `Connection` fields the codec acts on (RFC 9110
+/// §7.6.1: a comma-separated list of case-insensitive tokens; others are
+/// names of hop-by-hop fields, ignored).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ConnectionTokens {
+    pub(crate) close: bool,
+    pub(crate) keep_alive: bool,
+    pub(crate) upgrade: bool,
+}
+
+impl ConnectionTokens {
+    /// Adds the tokens of one `Connection` field value.
+    pub(crate) fn add(&mut self, value: &[u8]) {
+        for token in value.split(|&b| b == b',').map(trim_ows) {
+            if token.eq_ignore_ascii_case(b"close") {
+                self.close = true;
+            } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                self.keep_alive = true;
+            } else if token.eq_ignore_ascii_case(b"upgrade") {
+                self.upgrade = true;
+            }
+        }
+    }
+
+    /// **Persistence** (RFC 9112 §9.3): HTTP/1.1 keeps the connection
+    /// unless `close`; HTTP/1.0 only with `keep-alive` (and no `close`).
+    pub(crate) fn keep_alive(&self, version: Version) -> bool {
+        !self.close && (version == Version::HTTP_11 || self.keep_alive)
+    }
+}
+
+/// **`Expect: 100-continue`** (RFC 9110 §10.1.1): honoured on HTTP/1.1 only
+/// (a server MUST ignore it from HTTP/1.0), the value compared
+/// case-insensitively; other expectations are ignored, as hyper does.
+pub(crate) fn expects_continue(version: Version, value: &[u8]) -> bool {
+    version == Version::HTTP_11 && trim_ows(value).eq_ignore_ascii_case(b"100-continue")
+}
+
+/// **Upgrade** (RFC 9110 §7.8): a request asks for one with an `Upgrade`
+/// field *and* the token `upgrade` in `Connection`, on HTTP/1.1 (a server
+/// MUST ignore `Upgrade` from HTTP/1.0); `CONNECT` always does (RFC 9110
+/// §9.3.6). The codec then parses nothing after the request until the
+/// answer decides (101, or a 2xx to `CONNECT`, hands the bytes over).
+pub(crate) fn asks_upgrade(
+    method: &Method,
+    version: Version,
+    connection: ConnectionTokens,
+    upgrade_field: bool,
+) -> bool {
+    *method == Method::CONNECT
+        || (version == Version::HTTP_11 && connection.upgrade && upgrade_field)
 }
 
 /// The longest answer that can be hyper's own refusal. Every answer of

@@ -34,6 +34,28 @@
 //! | a head over `TERN_MAX_HEAD_BYTES` or with more than `TERN_MAX_HEADERS` fields; a target over 65,534 bytes | 431; 414 | stock hyper, limits set by Tern |
 //! | hyper's own bare 400/414/431 ([`h1::hyper_refusal`]) is replaced by a problem+json with a request ID | (same status) | Tern: `server/watchdog/io.rs` `WatchedIo` |
 //!
+//! # HTTP/1 heads in Tern's own codec (`server/h1`, issue 31)
+//!
+//! The codec that replaces hyper's HTTP/1 server (`docs/plans/http1.md`;
+//! not yet serving connections) applies RFC 9112's rules itself, each one
+//! in [`h1`], in one scan, one httparse call and one build pass over a
+//! whole head (`server/h1/parse.rs`). Every refusal closes the connection.
+//!
+//! | rule | refused with | layer |
+//! |---|---|---|
+//! | lines end in CRLF: a bare LF anywhere in a head ([`h1::bare_lf`]); a bare CR | 400 | Tern: codec (scan; httparse for CR) |
+//! | CRLF empty lines before the request line are skipped, counted toward the head limit | | Tern: codec (scan) |
+//! | a head whose end is not within `TERN_MAX_HEAD_BYTES`, refused while reading ([`h1::head_over_limit`]); more than `TERN_MAX_HEADERS` fields | 431 | Tern: codec (scan; httparse) |
+//! | `METHOD SP target SP HTTP/1.x`, one SP each, tokens, no obs-fold, no whitespace before a colon or the first field | 400 | stock httparse, called by the codec |
+//! | a target over 65,534 bytes ([`h1::MAX_TARGET_LEN`]) | 414 | Tern: codec |
+//! | authority form only and always for `CONNECT`, `*` only for `OPTIONS` ([`h1::target_form`]) | 400 | Tern: codec |
+//! | HTTP/1.1 without exactly one `Host` (none only with an absolute-form target); HTTP/1.0 with two ([`h1::host_count`]) | 400 | Tern: codec |
+//! | `Content-Length` not digits only, overflowing, a list, or repeated with differing values; identical repeats are one ([`h1::repeated_length`]) | 400 | Tern: codec |
+//! | a declared length over `TERN_MAX_BODY_BYTES` ([`h1::declared_length`]) | 413 | Tern: codec |
+//! | `Transfer-Encoding` on HTTP/1.0, with `Content-Length`, or not ending in `chunked` ([`h1::transfer_coding`]) | 400 | Tern: codec |
+//! | any transfer coding but one `chunked` | 501 | Tern: codec |
+//! | `Connection` tokens `close`, `keep-alive`, `upgrade` ([`h1::ConnectionTokens`]); `Expect: 100-continue` on 1.1 only ([`h1::expects_continue`]); an upgrade asked ([`h1::asks_upgrade`]) | (persistence, 100, nothing parsed after it until the answer) | Tern: codec |
+//!
 //! # A parsed request's head, HTTP/1 and HTTP/2 ([`check_request`])
 //!
 //! Checked before any middleware sees the request (`app/head.rs`,
