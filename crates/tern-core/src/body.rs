@@ -13,6 +13,9 @@ use http_body_util::BodyExt;
 
 use crate::{BodyError, BoxError};
 
+#[doc(hidden)]
+pub mod conn;
+
 type BoxBody = http_body_util::combinators::UnsyncBoxBody<Bytes, BodyError>;
 
 /// The body of a Tern request or response.
@@ -45,6 +48,8 @@ enum Kind {
         limit: u64,
         on_unread: Option<OnUnread>,
     },
+    /// Read by Tern's own HTTP/1.1 connection ([`Body::from_conn`]).
+    Conn(conn::ConnBody),
     Boxed(BoxBody),
 }
 
@@ -183,7 +188,7 @@ impl fmt::Debug for Body {
         let kind = match &self.kind {
             Kind::Empty => "empty",
             Kind::Full(_) => "full",
-            Kind::Incoming { .. } => "incoming",
+            Kind::Incoming { .. } | Kind::Conn(_) => "incoming",
             Kind::Boxed(_) => "stream",
         };
         f.debug_tuple("Body").field(&kind).finish()
@@ -254,6 +259,7 @@ impl http_body::Body for Body {
                     }
                 })
             }
+            Kind::Conn(body) => body.poll_frame(cx),
             Kind::Boxed(body) => Pin::new(body).poll_frame(cx),
         }
     }
@@ -264,6 +270,7 @@ impl http_body::Body for Body {
             Kind::Empty => true,
             Kind::Full(bytes) => bytes.is_none(),
             Kind::Incoming { body, .. } => body.is_end_stream(),
+            Kind::Conn(body) => body.is_end_stream(),
             Kind::Boxed(body) => body.is_end_stream(),
         }
     }
@@ -274,6 +281,7 @@ impl http_body::Body for Body {
             Kind::Empty => SizeHint::with_exact(0),
             Kind::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
             Kind::Incoming { body, .. } => body.size_hint(),
+            Kind::Conn(body) => body.size_hint(),
             Kind::Boxed(body) => body.size_hint(),
         }
     }
