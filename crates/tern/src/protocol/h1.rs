@@ -163,10 +163,30 @@ pub(crate) fn target_too_long() -> Refusal {
     )
 }
 
+/// **No fragment** (RFC 9112 §3.2): no request-target form has one (a
+/// client strips `#...` before sending); a target with `#` is refused
+/// (400).
+///
+/// Why: `http::Uri` drops what follows `#`, so `/a#/../admin` would reach
+/// the router as `/a` while a front end that keeps the bytes routes,
+/// logs or caches something else; llhttp reads `http://h#x/p`'s host
+/// differently again.
+pub(crate) fn no_fragment(target: &[u8]) -> Result<(), Refusal> {
+    if memchr::memchr(b'#', target).is_some() {
+        return Err(Refusal::framing(
+            "the request target must not carry a fragment (`#`)",
+        ));
+    }
+    Ok(())
+}
+
 /// **Request-target form** (RFC 9112 §3.2): origin form (`/path?q`) for
 /// every method but `CONNECT`; absolute form (`http://host/path`) for any;
 /// authority form (`host:port`) only, and always, for `CONNECT` (§3.2.3);
-/// the asterisk `*` only for `OPTIONS` (§3.2.4). Anything else: 400.
+/// the asterisk `*` only for `OPTIONS` (§3.2.4); an absolute form's scheme
+/// `http` or `https` (§3.2.2: the URIs this server can be the origin of;
+/// `ht0tp://` is a valid scheme to `http::Uri` and not to llhttp). Anything
+/// else: 400.
 ///
 /// Why: the router would read a host as a path where a front end routes it
 /// as the authority it is; llhttp's strict mode refuses both.
@@ -184,6 +204,13 @@ pub(crate) fn target_form(method: &Method, uri: &Uri) -> Result<(), Refusal> {
         return Err(Refusal::framing(
             "the request target must be a path starting with `/` or an absolute URL",
         ));
+    }
+    if let Some(scheme) = uri.scheme_str() {
+        if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+            return Err(Refusal::framing(
+                "an absolute request target must start with `http://` or `https://`",
+            ));
+        }
     }
     if uri.path() == "*" && uri.scheme().is_none() && *method != Method::OPTIONS {
         return Err(Refusal::framing(

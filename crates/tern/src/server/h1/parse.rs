@@ -185,6 +185,7 @@ pub(crate) fn head(bytes: &Bytes, limits: &Limits) -> Result<Head, Refusal> {
     if target.len() > h1::MAX_TARGET_LEN {
         return Err(h1::target_too_long());
     }
+    h1::no_fragment(target.as_bytes())?;
     let uri =
         Uri::from_maybe_shared(bytes.slice_ref(target.as_bytes())).map_err(|_| Refusal::parse())?;
 
@@ -254,6 +255,9 @@ pub(crate) fn head(bytes: &Bytes, limits: &Limits) -> Result<Head, Refusal> {
 /// One request of a [`Verdict`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Message {
+    /// Where the message starts in the input (the empty lines before its
+    /// request line included).
+    pub(crate) at: usize,
     pub(crate) method: String,
     pub(crate) target: String,
     pub(crate) fields: usize,
@@ -302,9 +306,10 @@ impl End {
 pub(crate) struct Verdict {
     pub(crate) messages: Vec<Message>,
     pub(crate) end: End,
-    /// The bytes of the input the accepted messages take (their heads,
-    /// the empty lines before them, their bodies): nothing after a
-    /// refused head is ever read.
+    /// The bytes of the input the complete messages take (their heads,
+    /// the empty lines before them, their bodies): where the refused, the
+    /// unfinished or the chunked message starts. Nothing after a refused
+    /// head is ever read.
     pub(crate) read: usize,
 }
 
@@ -331,7 +336,7 @@ impl Verdict {
         reader.finish()
     }
 
-    /// One JSON line: `{"state", "status", "messages": [{"method",
+    /// One JSON line: `{"state", "status", "messages": [{"at", "method",
     /// "target", "fields", "body"}], "read"}`.
     pub(crate) fn to_json(&self) -> String {
         let status = match self.end {
@@ -342,6 +347,7 @@ impl Verdict {
             "state": self.end.name(),
             "status": status,
             "messages": self.messages.iter().map(|m| serde_json::json!({
+                "at": m.at,
                 "method": m.method,
                 "target": m.target,
                 "fields": m.fields,
@@ -361,6 +367,8 @@ enum State {
         left: u64,
         message: Message,
         after: After,
+        /// The head's bytes and the body's: what the message takes.
+        len: usize,
     },
     /// A message that closes the connection is complete.
     Closing,
@@ -419,24 +427,27 @@ impl Reader {
                         .unwrap_or(usize::MAX)
                         .min(self.buf.len());
                     self.buf.advance(take);
-                    self.read += take;
                     *left -= take as u64;
                     if *left > 0 {
                         return;
                     }
-                    let State::Body { message, after, .. } =
-                        std::mem::replace(&mut self.state, State::Closing)
+                    let State::Body {
+                        message,
+                        after,
+                        len,
+                        ..
+                    } = std::mem::replace(&mut self.state, State::Closing)
                     else {
                         unreachable!("matched above")
                     };
-                    self.complete(message, after);
+                    self.complete(message, after, len);
                 }
             }
         }
     }
 
     fn start_body(&mut self, head: Head, head_len: usize) {
-        self.read += head_len;
+        let at = self.read;
         let after = if head.upgrade {
             After::Upgrade
         } else if head.keep_alive {
@@ -449,29 +460,35 @@ impl Reader {
         let expect = head.expect_continue;
         let parts = head.into_parts();
         let message = Message {
+            at,
             method: parts.method.as_str().to_owned(),
             target: parts.uri.to_string(),
             fields,
             body: 0,
             expect,
         };
+        if framing == Framing::Chunked {
+            self.state = State::Done(End::Chunked);
+            return;
+        }
         match framing {
-            Framing::Chunked => {
-                self.state = State::Done(End::Chunked);
-            }
             // CONNECT's body, if any, is the tunnel's (RFC 9110 §9.3.6).
             Framing::Length(n) if n > 0 && parts.method != Method::CONNECT => {
                 self.state = State::Body {
                     left: n,
                     message: Message { body: n, ..message },
                     after,
+                    // The body is all in the input once the message is
+                    // complete: `n` fits.
+                    len: head_len.saturating_add(usize::try_from(n).unwrap_or(usize::MAX)),
                 };
             }
-            _ => self.complete(message, after),
+            _ => self.complete(message, after, head_len),
         }
     }
 
-    fn complete(&mut self, message: Message, after: After) {
+    fn complete(&mut self, message: Message, after: After, len: usize) {
+        self.read += len;
         self.messages.push(message);
         self.state = match after {
             After::Next => State::Head(Scan::default()),
@@ -504,6 +521,42 @@ impl crate::__fuzz::H1 {
     /// API: for the `h1_parse` fuzz target and `examples/h1_verdict.rs`.
     pub fn verdict(input: &[u8], cuts: &[usize], limits: &crate::config::Limits) -> String {
         Verdict::of(input, cuts, limits.into()).to_json()
+    }
+
+    /// The `h1_parse` fuzz target's check, also run over the seed corpus
+    /// (`hardening/corpus/h1/`) by the unit tests: under Tern's default
+    /// limits and under small ones (so that short inputs reach them), the
+    /// verdict on `input` is the same whole, cut at `cuts`, and (inputs up
+    /// to 512 bytes) cut at every offset and into single bytes; and what
+    /// the verdict read is a stream of its own with the same messages, so
+    /// nothing after a refused, unfinished or closing message was taken.
+    /// Panics on a violation.
+    pub fn check(input: &[u8], cuts: &[usize]) {
+        let small = Limits {
+            max_head: 256,
+            max_headers: 8,
+            max_body: 1024,
+        };
+        for limits in [(&crate::config::Limits::default()).into(), small] {
+            let whole = Verdict::of(input, &[], limits);
+            assert_eq!(Verdict::of(input, cuts, limits), whole, "cut at {cuts:?}");
+            if input.len() <= 512 {
+                for cut in 0..=input.len() {
+                    assert_eq!(Verdict::of(input, &[cut], limits), whole, "cut at {cut}");
+                }
+                let bytes: Vec<usize> = (1..input.len()).collect();
+                assert_eq!(Verdict::of(input, &bytes, limits), whole, "byte by byte");
+            }
+            assert!(whole.read <= input.len());
+            let read = Verdict::of(&input[..whole.read], &[], limits);
+            assert_eq!(read.messages, whole.messages, "the bytes read alone");
+            let end = if whole.end == End::Upgrade {
+                End::Upgrade
+            } else {
+                End::Valid
+            };
+            assert_eq!(read.end, end, "the bytes read alone");
+        }
     }
 }
 
@@ -580,6 +633,12 @@ mod tests {
             (b"CONNECT /x HTTP/1.1\r\nHost: a\r\n\r\n", Invalid(400), 0),
             (b"GET * HTTP/1.1\r\nHost: a\r\n\r\n", Invalid(400), 0),
             (b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", Valid, 1),
+            (b"GET HTTPS://a/ HTTP/1.1\r\n\r\n", Valid, 1),
+            (b"GET ht0tp://a/ HTTP/1.1\r\n\r\n", Invalid(400), 0),
+            (b"GET ftp://a/ HTTP/1.1\r\n\r\n", Invalid(400), 0),
+            // §3.2: no fragment.
+            (b"GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n", Invalid(400), 0),
+            (b"GET http://a#b/ HTTP/1.1\r\n\r\n", Invalid(400), 0),
             // §6.3: Content-Length.
             (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc", Valid, 1),
             (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 03\r\n\r\nabc", Valid, 1),
@@ -638,6 +697,7 @@ mod tests {
             v.messages,
             [
                 Message {
+                    at: 0,
                     method: "PUT".into(),
                     target: "/x?y".into(),
                     fields: 3,
@@ -645,6 +705,7 @@ mod tests {
                     expect: false,
                 },
                 Message {
+                    at: 57,
                     method: "MKCOL".into(),
                     target: "http://a/b".into(),
                     fields: 0,
@@ -660,8 +721,8 @@ mod tests {
                 "state": "valid",
                 "status": null,
                 "messages": [
-                    {"method": "PUT", "target": "/x?y", "fields": 3, "body": 2, "expect": false},
-                    {"method": "MKCOL", "target": "http://a/b", "fields": 0, "body": 0, "expect": false},
+                    {"at": 0, "method": "PUT", "target": "/x?y", "fields": 3, "body": 2, "expect": false},
+                    {"at": 57, "method": "MKCOL", "target": "http://a/b", "fields": 0, "body": 0, "expect": false},
                 ],
                 "read": input.len(),
             })
@@ -844,6 +905,21 @@ mod tests {
                 end: input.len()
             })
         );
+    }
+
+    /// The fuzz target's check over the committed seed corpus, so that
+    /// the check cannot rot between fuzz runs.
+    #[test]
+    fn the_fuzz_check_holds_on_the_seed_corpus() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../hardening/corpus/h1");
+        let mut files = 0;
+        for entry in std::fs::read_dir(dir).expect("hardening/corpus/h1") {
+            let input = std::fs::read(entry.expect("entry").path()).expect("read");
+            let cuts: Vec<usize> = (0..input.len()).step_by(7).collect();
+            crate::__fuzz::H1::check(&input, &cuts);
+            files += 1;
+        }
+        assert!(files >= 40, "{files} files");
     }
 
     #[test]
