@@ -111,6 +111,62 @@ def host_not_uri_host(raw):
     return False
 
 
+def version_not_http1(raw):
+    # The request line (after CRLF empty lines) without ` HTTP/1.0` or
+    # ` HTTP/1.1` at its end: HTTP/0.9's `GET /path` (llhttp takes it as
+    # version 0.9), or `HTTP/2.0` on an HTTP/1 connection.
+    line = raw.lstrip(b"\r\n").split(b"\n", 1)[0].rstrip(b"\r")
+    return not (line.endswith(b" HTTP/1.1") or line.endswith(b" HTTP/1.0"))
+
+
+def te_on_http10(raw):
+    head = head_of(raw)
+    return head.split(b"\n", 1)[0].rstrip(b"\r").endswith(b" HTTP/1.0") and \
+        bool(re.search(rb"\r\ntransfer-encoding:", head, re.I))
+
+
+def bare_cr_or_lf_before_request_line(raw):
+    lead = raw[:len(raw) - len(raw.lstrip(b"\r\n"))]
+    return lead.replace(b"\r\n", b"") != b""
+
+
+def request_line_of(raw):
+    return raw.lstrip(b"\r\n").split(b"\n", 1)[0].rstrip(b"\r")
+
+
+def target_form_wrong(raw):
+    parts = request_line_of(raw).split(b" ")
+    if len(parts) != 3:
+        return False
+    method, target = parts[0], parts[1]
+    authority = not target.startswith(b"/") and b"://" not in target and target != b"*"
+    if method == b"CONNECT":
+        return not authority
+    scheme = target.split(b"://", 1)[0].lower() if b"://" in target else None
+    return authority or (target == b"*" and method != b"OPTIONS") or \
+        (scheme is not None and scheme not in (b"http", b"https"))
+
+
+def target_host_not_uri_host(raw):
+    parts = request_line_of(raw).split(b" ")
+    if len(parts) != 3 or b"://" not in parts[1]:
+        return False
+    authority = parts[1].split(b"://", 1)[1].split(b"/", 1)[0].split(b"?", 1)[0]
+    authority = authority.rsplit(b"@", 1)[-1]
+    m = HOST_OK.match(authority)
+    return not m or (m.group(1) is not None and int(m.group(1)) > 65535)
+
+
+def target_has_fragment(raw):
+    parts = request_line_of(raw).split(b" ")
+    return len(parts) == 3 and b"#" in parts[1]
+
+
+def target_not_uri_chars(raw):
+    parts = request_line_of(raw).split(b" ")
+    return len(parts) == 3 and any(c in parts[1] for c in b'"<>`')
+
+
 RULES = [
     ("accepts", "method other than llhttp's list", method_is_other_token,
      "RFC 9110 §9.1: a method is any token (and case-sensitive, so `get` is a different "
@@ -134,6 +190,35 @@ RULES = [
      "them to the CRLF without checking their grammar. No front end can disagree on where "
      "the chunk line ends: a bare LF or CR in it is refused (400, closed), so the line "
      "ends at the one CRLF every parser sees"),
+    ("rejects", "an HTTP version other than HTTP/1.0 and HTTP/1.1", version_not_http1,
+     "RFC 9112 §2.3, §3: an HTTP/1 request line ends in `HTTP/1.x`; HTTP/0.9's line without a "
+     "version (which llhttp reads, so `GET /a?x=1\\r\\n\\r\\n...` is a request to it) and "
+     "`HTTP/2.0` (a prior-knowledge HTTP/2 connection starts with its preface) are refused: "
+     "400, closed. Refusing cannot let a front end disagree on framing"),
+    ("rejects", "extra spaces in the request line", request_line_extra_spaces,
+     "RFC 9112 §3: one SP between the parts (httparse is strict here)"),
+    ("rejects", "Transfer-Encoding in an HTTP/1.0 request", te_on_http10,
+     "RFC 9112 §6.1: a server that receives an HTTP/1.0 message with Transfer-Encoding MUST "
+     "treat its framing as faulty; Tern (and hyper) refuse it: 400, closed"),
+    ("rejects", "a bare CR or LF before the request line", bare_cr_or_lf_before_request_line,
+     "RFC 9112 §2.2: empty lines (CRLF) before a request line may be skipped; a lone CR or LF "
+     "is not one, and lines end only at CRLF (the bare-LF rule): 400, closed"),
+    ("rejects", "a request target in a form its method does not take", target_form_wrong,
+     "RFC 9112 §3.2.2-4: authority form (`host:port`) only and always for CONNECT, `*` only "
+     "for OPTIONS, an absolute form only with the scheme http or https (the URIs this server "
+     "can be the origin of); Tern's codec refuses the rest (400, closed) rather than route a "
+     "host as a path"),
+    ("rejects", "a fragment (`#`) in the request target", target_has_fragment,
+     "RFC 9112 §3.2: no request-target form has a fragment (clients strip it); http::Uri "
+     "would drop it, so `/a#/../admin` would reach the router as `/a` while a front end "
+     "keeping the bytes sees another target. Tern's codec refuses it: 400, closed"),
+    ("rejects", "a target byte that is no URI character (`\"`, `<`, `>`, backtick)", target_not_uri_chars,
+     "RFC 3986 §2: these are not URI characters (a client percent-encodes them); http::Uri, "
+     "which Tern and hyper build targets with, refuses them: 400, closed"),
+    ("rejects", "an absolute-form target whose host is not uri-host [\":\" port]", target_host_not_uri_host,
+     "RFC 9110 §4.2.3, §7.2: the authority of an absolute-form target is uri-host with an "
+     "optional port; http::Uri, which Tern builds targets with, refuses `[` outside an IPv6 "
+     "literal, `%`, and other bytes llhttp lets into a URL's server part: 400, closed"),
     ("rejects", "head over TERN_MAX_HEAD_BYTES or TERN_MAX_HEADERS", head_over_limit,
      "a limit: 431 (llhttp has none)"),
     ("rejects", "malformed percent-escape in the path", malformed_percent,
@@ -145,8 +230,6 @@ RULES = [
      "anything else (400) before ALLOWED_HOSTS, since a check that strips \"the port\" at the "
      "last colon let `127.0.0.1:80@evil.example` through (security round 3). Refusing cannot "
      "let a front end disagree on framing: the request is not served and nothing after it is"),
-    ("rejects", "extra spaces in the request line", request_line_extra_spaces,
-     "RFC 9112 §3: one SP between the parts (httparse is strict here)"),
     ("rejects", "a transfer coding other than one chunked", transfer_coding_not_chunked,
      "Tern decodes only chunked: 501 rather than hand the app an undecoded body"),
     ("rejects", "a target that no route can match", unroutable_target,
@@ -162,11 +245,23 @@ def messages_of(raw):
     return [raw] + parts
 
 
-def excuse(direction, raw):
+# Rules that excuse hyper's HTTP/1 path only (oracle.py against a server
+# on `TERN_HTTP1=hyper`, the default until issue 31's step 7): Tern's own
+# codec refuses these (differential.py asks with engine="tern").
+HYPER_ONLY = {
+    # The codec refuses both fields together (400, RFC 9112 §6.3).
+    "Content-Length and Transfer-Encoding together",
+}
+
+
+def excuse(direction, raw, engine="hyper"):
     """The first rule of `direction` that matches `raw` or one of its
-    requests, or None."""
+    requests, or None; `engine` "tern" leaves out the rules of hyper's
+    path (HYPER_ONLY)."""
     for part in messages_of(raw):
         for d, name, predicate, _reason in RULES:
+            if engine == "tern" and name in HYPER_ONLY:
+                continue
             if d == direction and predicate(part):
                 return name
     return None

@@ -5,7 +5,7 @@
 # .ci/run; docs/hardening.md says what each check proves.
 #
 #   bash hardening/run.sh                    # every check
-#   bash hardening/run.sh oracle smuggling   # some of: oracle smuggling h2 h2conformance boofuzz slow flood restart headers
+#   bash hardening/run.sh oracle smuggling   # some of: oracle smuggling h2 h2conformance boofuzz slow flood restart headers differential
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,7 +55,7 @@ stop_target() {
   wait "$pid"
 }
 
-checks=${*:-oracle smuggling h2 h2conformance boofuzz slow flood restart headers}
+checks=${*:-oracle smuggling h2 h2conformance boofuzz slow flood restart headers differential}
 for check in $checks; do
   case "$check" in
     oracle)
@@ -136,6 +136,7 @@ for check in $checks; do
       done
       stop_target
       ;;
+    differential) echo "== hardening: Tern's HTTP/1.1 codec against llhttp, no server ==" && timeout 300 "$py" hardening/differential.py ;;
     *)
       echo "unknown check: $check" >&2
       exit 2
