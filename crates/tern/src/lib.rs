@@ -48,6 +48,10 @@ pub use server::{init_logging, serve, shutdown_signal, Error, Server};
 #[doc(hidden)]
 pub mod __fuzz {
     pub use crate::server::fuzz_framing as framing;
+    /// The request-body decoder, for the `h1_body` fuzz target.
+    pub mod h1_body {
+        include!("server/h1/body/fuzz.rs");
+    }
 
     /// Tern's own HTTP/1.1 codec on a byte stream: `H1::verdict`
     /// (`server/h1/parse.rs`), for the `h1_parse` fuzz target and the
