@@ -830,6 +830,13 @@ mod tests {
         let v = Verdict::of(&with(300), &[], big);
         assert_eq!((v.end, v.messages[0].fields), (End::Valid, 300));
         assert_eq!(Verdict::of(&with(301), &[], big).end, End::Invalid(431));
+        // Past what a `HeaderMap` holds (32,768 fields): 431, not a panic.
+        let huge = Limits {
+            max_head: 1 << 20,
+            max_headers: 40_000,
+            ..LIMITS
+        };
+        assert_eq!(Verdict::of(&with(33_000), &[], huge).end, End::Invalid(431));
     }
 
     #[test]
