@@ -48,7 +48,8 @@
 //! | a head whose end is not within `TERN_MAX_HEAD_BYTES`, refused while reading ([`h1::head_over_limit`]); more than `TERN_MAX_HEADERS` fields | 431 | Tern: codec (scan; httparse) |
 //! | `METHOD SP target SP HTTP/1.x`, one SP each, tokens, no obs-fold, no whitespace before a colon or the first field | 400 | stock httparse, called by the codec |
 //! | a target over 65,534 bytes ([`h1::MAX_TARGET_LEN`]) | 414 | Tern: codec |
-//! | authority form only and always for `CONNECT`, `*` only for `OPTIONS` ([`h1::target_form`]) | 400 | Tern: codec |
+//! | authority form only and always for `CONNECT`, `*` only for `OPTIONS`, an absolute form only with `http` or `https` ([`h1::target_form`]) | 400 | Tern: codec |
+//! | a fragment (`#`) in the target ([`h1::no_fragment`]) | 400 | Tern: codec |
 //! | HTTP/1.1 without exactly one `Host` (none only with an absolute-form target); HTTP/1.0 with two ([`h1::host_count`]) | 400 | Tern: codec |
 //! | `Content-Length` not digits only, overflowing, a list, or repeated with differing values; identical repeats are one ([`h1::repeated_length`]) | 400 | Tern: codec |
 //! | a declared length over `TERN_MAX_BODY_BYTES` ([`h1::declared_length`]) | 413 | Tern: codec |
