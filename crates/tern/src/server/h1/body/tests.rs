@@ -528,10 +528,13 @@ fn random_body(rng: &mut Rng) -> Vec<u8> {
 
 #[test]
 fn the_decoder_agrees_with_the_reference_on_random_framings_and_splits() {
-    let seed = 0x5eed_0031_b0d1_u64;
+    // H1_BODY_SEED and H1_BODY_CASES run other or more cases by hand.
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    let seed = env("H1_BODY_SEED").unwrap_or(0x5eed_0031_b0d1).max(1);
+    let cases = env("H1_BODY_CASES").unwrap_or(20_000);
     let mut rng = Rng(seed);
     let mut errors = std::collections::BTreeMap::<&str, usize>::new();
-    for case_no in 0..20_000 {
+    for case_no in 0..cases {
         let chunked = rng.below(4) > 0;
         let case = Case {
             length: (!chunked).then(|| rng.below(64) as u64),
@@ -557,6 +560,7 @@ fn the_decoder_agrees_with_the_reference_on_random_framings_and_splits() {
         );
         *errors.entry(got.error.unwrap_or("ok")).or_default() += 1;
     }
+    eprintln!("{cases} cases, seed {seed:#x}: {errors:?}");
     // Every outcome is reached, so the comparison covers every rule.
     for name in Error::ALL.map(Error::name).into_iter().chain(["ok"]) {
         assert!(
