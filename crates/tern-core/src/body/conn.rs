@@ -154,7 +154,9 @@ impl Feed {
         }
         let waker = {
             let mut state = self.slot.lock();
-            if state.end || state.error.is_some() {
+            // After the end, a failure, or the body's drop, nothing more
+            // is kept.
+            if state.end || state.error.is_some() || state.body != Side::Alive {
                 return;
             }
             state.queued += data.len();
@@ -169,7 +171,7 @@ impl Feed {
     pub fn push_trailers(&self, trailers: HeaderMap) {
         let waker = {
             let mut state = self.slot.lock();
-            if state.end || state.error.is_some() {
+            if state.end || state.error.is_some() || state.body != Side::Alive {
                 return;
             }
             state.trailers = Some(trailers);
@@ -584,6 +586,8 @@ mod tests {
         assert_eq!(feed.poll_wants_data(&mut conn_cx), Poll::Ready(false));
         // Frames queued after are dropped, not kept.
         feed.push_data(Bytes::from_static(b"def"));
+        feed.push_trailers(HeaderMap::new());
+        assert_eq!(feed.queued_bytes(), 0);
         feed.end();
 
         // Data queued and never read: unread too, and let go.
