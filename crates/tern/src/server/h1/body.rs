@@ -539,7 +539,11 @@ fn extension(state: State, b: u8) -> Result<State, Error> {
 /// The trailer fields of `section` (field lines, each ending in CRLF,
 /// already checked byte by byte). Values are slices of it, not copies.
 fn trailers(section: Bytes, fields: usize) -> Result<HeaderMap, Error> {
-    let mut map = HeaderMap::with_capacity(fields);
+    // A `HeaderMap` holds some 24,000 to 32,768 fields (its
+    // `with_capacity` and `append` panic past that): allocated ahead only
+    // when it can be, and more fields than it holds, with a
+    // `TERN_MAX_HEADERS` above that, are too many.
+    let mut map = HeaderMap::try_with_capacity(fields).unwrap_or_default();
     let mut at = 0;
     while at < section.len() {
         let line_end = at
@@ -563,7 +567,8 @@ fn trailers(section: Bytes, fields: usize) -> Result<HeaderMap, Error> {
         }
         let value = HeaderValue::from_maybe_shared(section.slice(start..end))
             .map_err(|_| Error::Trailer)?;
-        map.append(name, value);
+        map.try_append(name, value)
+            .map_err(|_| Error::TooManyTrailers)?;
         at = line_end + 2;
     }
     Ok(map)

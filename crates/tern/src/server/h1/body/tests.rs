@@ -312,6 +312,32 @@ fn the_most_trailer_fields_and_one_more() {
     refused(body.as_bytes(), case, Error::TooManyTrailers);
 }
 
+/// Past what a `HeaderMap` holds (at most 32,768 names), with a
+/// `TERN_MAX_HEADERS` above it: 431, not a panic.
+#[test]
+fn more_trailers_than_a_header_map_holds() {
+    let case = Case {
+        max_trailer_bytes: 1 << 20,
+        max_trailer_fields: 50_000,
+        ..CASE
+    };
+    let body = |n: usize| {
+        let mut body = b"0\r\n".to_vec();
+        for i in 0..n {
+            body.extend_from_slice(format!("f{i}:\r\n").as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        body
+    };
+    let out = run(&body(40_000), case, &[]);
+    assert_eq!(out.error, Some(Error::TooManyTrailers.name()));
+    // The reference knows no such limit; the decoder alone refuses.
+    assert_eq!(reference(&body(40_000), &case).error, None);
+    let out = run(&body(20_000), case, &[]);
+    assert_eq!(out.error, None);
+    assert_eq!(out.trailers.len(), 20_000);
+}
+
 #[test]
 fn the_decoder_gives_back_what_follows_the_body() {
     let limits = Limits {
