@@ -130,6 +130,60 @@ def bare_cr_or_lf_before_request_line(raw):
     return lead.replace(b"\r\n", b"") != b""
 
 
+def te_with_ows(raw):
+    return bool(re.search(rb"\r\ntransfer-encoding:[^\r\n]*?[ \t]+\r\n", head_of(raw) + b"\r\n", re.I))
+
+
+def chunk_lines(raw):
+    """The chunk-size lines of a chunked body, read as the body's framing
+    says (sizes that do not parse end the walk)."""
+    if not re.search(rb"\r\ntransfer-encoding:[ \t]*chunked", head_of(raw), re.I):
+        return []
+    body, lines = body_of(raw), []
+    while True:
+        end = body.find(b"\r\n")
+        if end < 0:
+            return lines
+        line = body[:end]
+        lines.append(line)
+        m = re.match(rb"[0-9a-fA-F]{1,16}", line)
+        if not m:
+            return lines
+        size = int(m.group(0), 16)
+        if size == 0:
+            return lines
+        body = body[end + 2 + size + 2:]
+
+
+TOKEN_CHARS = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+QUOTED = rb'"(?:[^"\\\r\n]|\\.)*"'
+CHUNK_EXT = re.compile(rb"^[0-9a-fA-F]{1,16}(?:[ \t]*;[ \t]*" + TOKEN_CHARS +
+                       rb"(?:[ \t]*=[ \t]*(?:" + TOKEN_CHARS + rb"|" + QUOTED + rb"))?)*$")
+
+
+def chunk_extension_off_grammar(raw):
+    return any(not CHUNK_EXT.match(line) for line in chunk_lines(raw)
+               if re.match(rb"[0-9a-fA-F]+[ \t;]", line))
+
+
+def framing_field_in_trailers(raw):
+    body = body_of(raw)
+    m = re.search(rb"(?:^|\r\n)0+(?:[ \t;][^\r\n]*)?\r\n(.*?)\r\n\r\n", body, re.S)
+    return bool(m) and bool(re.search(rb"(?:^|\r\n)(?:content-length|transfer-encoding):",
+                                      m.group(1), re.I))
+
+
+def body_over_limit(raw, max_body=2 * 1024 * 1024):
+    cl = re.search(rb"\r\ncontent-length:[ \t]*(\d+)", head_of(raw), re.I)
+    if cl and int(cl.group(1)) > max_body:
+        return True
+    total = 0
+    for line in chunk_lines(raw):
+        m = re.match(rb"[0-9a-fA-F]{1,16}", line)
+        total += int(m.group(0), 16) if m else 0
+    return total > max_body
+
+
 def request_line_of(raw):
     return raw.lstrip(b"\r\n").split(b"\n", 1)[0].rstrip(b"\r")
 
@@ -185,6 +239,15 @@ RULES = [
      "RFC 9112 §6.3: Transfer-Encoding wins and the server closes the connection after "
      "its answer (hyper does both). A front end that framed it by Content-Length instead "
      "cannot smuggle: nothing after this request is read on that connection"),
+    ("accepts", "whitespace after the Transfer-Encoding value", te_with_ows,
+     "RFC 9110 §5.5: whitespace around a field value is not part of it (httparse drops it). "
+     "No front end can disagree: one that strips it reads `chunked`, one that does not finds "
+     "no coding it knows and refuses the request instead of forwarding it"),
+    ("accepts", "Content-Length or Transfer-Encoding in a trailer section", framing_field_in_trailers,
+     "RFC 9110 §6.5.1: trailer fields are not merged into the header section; the body's "
+     "framing was decided by the head and its end by the last chunk, so a trailer cannot move "
+     "where the next request starts. Tern hands them to the app as trailers (llhttp refuses "
+     "them; refusing too is a candidate for the body decoder)"),
     ("accepts", "chunk extension or whitespace after a chunk size", chunk_extension_or_space,
      "RFC 9112 §7.1.1: a recipient MUST ignore unrecognized chunk extensions; hyper skips "
      "them to the CRLF without checking their grammar. No front end can disagree on where "
@@ -219,6 +282,12 @@ RULES = [
      "RFC 9110 §4.2.3, §7.2: the authority of an absolute-form target is uri-host with an "
      "optional port; http::Uri, which Tern builds targets with, refuses `[` outside an IPv6 "
      "literal, `%`, and other bytes llhttp lets into a URL's server part: 400, closed"),
+    ("rejects", "a chunk extension outside RFC 9112 §7.1.1's grammar", chunk_extension_off_grammar,
+     "RFC 9112 §7.1.1: chunk-ext = *( BWS \";\" BWS name [ BWS \"=\" BWS value ] ), a value a "
+     "token or quoted-string: an empty name or value is refused (400, closed), where llhttp "
+     "lets `;;` and `;a=` through"),
+    ("rejects", "a body over TERN_MAX_BODY_BYTES", body_over_limit,
+     "a limit: 413 (declared: before reading; chunked: at the chunk that passes it), closed"),
     ("rejects", "head over TERN_MAX_HEAD_BYTES or TERN_MAX_HEADERS", head_over_limit,
      "a limit: 431 (llhttp has none)"),
     ("rejects", "malformed percent-escape in the path", malformed_percent,

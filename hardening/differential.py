@@ -15,9 +15,10 @@ compared message by message:
   "accepts" in allowlist.py; Tern refusing one llhttp accepts needs a rule
   of direction "rejects";
 - the rest is reported: where one waits for more bytes and the other
-  decides, targets written differently, chunked bodies (decoded by step
-  2's decoder, not by this verdict: only the head and what precedes it
-  are compared).
+  decides, targets written differently.
+
+Bodies, Content-Length and chunked, go through the codec's body decoder
+(server/h1/body.rs) and are compared by their data length.
 
 Inputs: oracle.py's generator (`--cases`, seed fixed and printed),
 smuggling.py's cases, every file of hardening/corpus/h1/, and the files
@@ -130,19 +131,18 @@ def compare(raw, tern, ll):
         if t["fields"] != l["fields"]:
             notes.append(f"message {i}: {t['fields']} fields vs {l['fields']}")
     detail = "; ".join(notes)
-    # Tern accepted the head of a chunked message: it counts as read.
-    t_heads = tn + (1 if t_state == "chunked" else 0)
+    t_heads = tn
 
-    # Accepting one message llhttp refuses is excusable by a rule, and with
-    # it the request lines after it that llhttp never looked at (as
-    # oracle.py judges it): each is then a request of its own, not one read
-    # as two. Bodies were compared above.
+    # Accepting one message llhttp refuses (in its head or its body) is
+    # excusable by a rule, and with it the request lines after it that
+    # llhttp never looked at (as oracle.py judges it): each is then a
+    # request of its own, not one read as two. The bodies both read whole
+    # were compared above.
     lines = len(REQUEST_LINE.findall(raw))
     # The rule must match the message at issue: the first one llhttp
     # refused (Tern's offsets say where it starts).
     at_issue = raw[t_msgs[ln]["at"]:] if tn > ln else raw[tern["read"]:]
-    if t_heads > ln and l_state == "invalid" and l_heads == ln \
-            and t_heads <= max(lines, ln + 1):
+    if t_heads > ln and l_state == "invalid" and t_heads <= max(lines, ln + 1):
         rule = excuse("accepts", at_issue, engine="tern")
         if rule:
             return "accepts (allowlisted)", rule, None
@@ -150,11 +150,6 @@ def compare(raw, tern, ll):
     if tn > ln:
         return "reads more", f"{tn} messages vs llhttp {ln} ({l_state} {l_error})", \
             "Tern reads more messages than llhttp"
-    if t_state == "chunked":
-        if l_heads > tn:
-            return "agree (chunked body not compared)", detail, None
-        return "reads more", f"chunked head after {tn} vs llhttp {l_state} {l_error}", \
-            "Tern reads a head llhttp does not"
     if tn < ln:
         if t_state == "invalid":
             rule = excuse("rejects", raw[tern["read"]:], engine="tern")

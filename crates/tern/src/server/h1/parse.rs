@@ -21,9 +21,10 @@
 
 use std::mem::MaybeUninit;
 
-use bytes::{Buf as _, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Uri, Version};
 
+use super::body;
 use crate::protocol::h1::{self, ConnectionTokens, Refusal};
 
 /// The limits the head is read under (`TERN_MAX_HEAD_BYTES`,
@@ -282,9 +283,6 @@ pub(crate) enum End {
     /// The last message closes the connection (`Connection: close`,
     /// HTTP/1.0 without keep-alive) and bytes follow it, never read.
     Closed,
-    /// The last head was accepted and its body is chunked: decoding it is
-    /// the body decoder's (step 2 of the plan), not this verdict's.
-    Chunked,
 }
 
 impl End {
@@ -295,7 +293,6 @@ impl End {
             End::Incomplete => "incomplete",
             End::Upgrade => "upgrade",
             End::Closed => "closed",
-            End::Chunked => "chunked",
         }
     }
 }
@@ -307,9 +304,9 @@ pub(crate) struct Verdict {
     pub(crate) messages: Vec<Message>,
     pub(crate) end: End,
     /// The bytes of the input the complete messages take (their heads,
-    /// the empty lines before them, their bodies): where the refused, the
-    /// unfinished or the chunked message starts. Nothing after a refused
-    /// head is ever read.
+    /// the empty lines before them, their bodies): where the refused or
+    /// the unfinished message starts. Nothing after a refused message is
+    /// ever read.
     pub(crate) read: usize,
 }
 
@@ -362,12 +359,12 @@ impl Verdict {
 
 enum State {
     Head(Scan),
-    /// Skipping a `Content-Length` body.
+    /// A body, through the connection's decoder (`server/h1/body.rs`).
     Body {
-        left: u64,
+        decoder: body::Decoder,
         message: Message,
         after: After,
-        /// The head's bytes and the body's: what the message takes.
+        /// The head's bytes and the body's so far: what the message takes.
         len: usize,
     },
     /// A message that closes the connection is complete.
@@ -422,14 +419,27 @@ impl Reader {
                         }
                     }
                 },
-                State::Body { left, .. } => {
-                    let take = usize::try_from(*left)
-                        .unwrap_or(usize::MAX)
-                        .min(self.buf.len());
-                    self.buf.advance(take);
-                    *left -= take as u64;
-                    if *left > 0 {
-                        return;
+                State::Body {
+                    decoder,
+                    message,
+                    len,
+                    ..
+                } => {
+                    let before = self.buf.len();
+                    let event = decoder.decode(&mut self.buf);
+                    *len += before - self.buf.len();
+                    match event {
+                        Err(error) => {
+                            self.state = State::Done(End::Invalid(error.status().as_u16()));
+                            return;
+                        }
+                        Ok(None) => return,
+                        Ok(Some(body::Event::Data(data))) => {
+                            message.body += data.len() as u64;
+                            continue;
+                        }
+                        Ok(Some(body::Event::Trailers(_))) => continue,
+                        Ok(Some(body::Event::End)) => {}
                     }
                     let State::Body {
                         message,
@@ -467,23 +477,29 @@ impl Reader {
             body: 0,
             expect,
         };
-        if framing == Framing::Chunked {
-            self.state = State::Done(End::Chunked);
-            return;
-        }
-        match framing {
-            // CONNECT's body, if any, is the tunnel's (RFC 9110 §9.3.6).
-            Framing::Length(n) if n > 0 && parts.method != Method::CONNECT => {
+        let limits = body::Limits {
+            max_body: self.limits.max_body,
+            max_trailer_bytes: self.limits.max_head,
+            max_trailer_fields: self.limits.max_headers,
+        };
+        let decoder = match framing {
+            // CONNECT's bytes after the head, if any, are the tunnel's
+            // (RFC 9110 §9.3.6).
+            _ if parts.method == Method::CONNECT => None,
+            Framing::Length(n) if n > 0 => Some(body::Decoder::length(n, limits)),
+            Framing::Chunked => Some(body::Decoder::chunked(limits)),
+            Framing::Length(_) | Framing::None => None,
+        };
+        match decoder {
+            Some(decoder) => {
                 self.state = State::Body {
-                    left: n,
-                    message: Message { body: n, ..message },
+                    decoder,
+                    message,
                     after,
-                    // The body is all in the input once the message is
-                    // complete: `n` fits.
-                    len: head_len.saturating_add(usize::try_from(n).unwrap_or(usize::MAX)),
+                    len: head_len,
                 };
             }
-            _ => self.complete(message, after, head_len),
+            None => self.complete(message, after, head_len),
         }
     }
 
@@ -515,8 +531,8 @@ impl Reader {
 impl crate::__fuzz::H1 {
     /// The verdict of Tern's HTTP/1.1 codec on `input` delivered in reads
     /// cut at `cuts`, under `limits`, as one JSON line: `state` (`valid`,
-    /// `invalid` with `status`, `incomplete`, `upgrade`, `closed`,
-    /// `chunked`), `messages` (each `method`, `target`, `fields`, `body`
+    /// `invalid` with `status`, `incomplete`, `upgrade`, `closed`),
+    /// `messages` (each `method`, `target`, `fields`, `body`
     /// length) and `read` (the bytes those messages take). Not a public
     /// API: for the `h1_parse` fuzz target and `examples/h1_verdict.rs`.
     pub fn verdict(input: &[u8], cuts: &[usize], limits: &crate::config::Limits) -> String {
@@ -652,8 +668,14 @@ mod tests {
             (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2097153\r\n\r\n", Invalid(413), 0),
             (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nabc", Incomplete, 0),
             // §6.1, §6.3: Transfer-Encoding.
-            (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", Chunked, 0),
-            (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked \r\n\r\n", Chunked, 0),
+            (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", Valid, 1),
+            (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked \r\n\r\n", Incomplete, 0),
+            // §7.1: chunked bodies, through the body decoder.
+            (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX: 1\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", Valid, 2),
+            (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcd\r\n0\r\n\r\n", Invalid(400), 0),
+            (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n0\r\n\r\n", Invalid(400), 0),
+            (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n300000\r\n", Invalid(413), 0),
+            (b"CONNECT a:1 HTTP/1.1\r\nHost: a:1\r\nContent-Length: 3\r\n\r\nabc", Upgrade, 1),
             (b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", Invalid(400), 0),
             (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", Invalid(400), 0),
             (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", Invalid(400), 0),
