@@ -3,9 +3,9 @@
 //!
 //! Reads cases from stdin, each a 4-byte big-endian length then that many
 //! bytes, and prints one JSON line per case: `state` (`valid`, `invalid`
-//! with `status`, `incomplete`, `upgrade`, `closed`, `chunked`), the
-//! `messages` read (`method`, `target`, `fields`, `body`, `expect`) and
-//! `read` (the bytes they take).
+//! with `status`, `incomplete`, `upgrade`, `closed`), the `messages` read
+//! (`at`, `method`, `target`, `fields`, `body`, `expect`) and `read` (the
+//! bytes they take). Bodies go through the codec's body decoder.
 //!
 //! ```sh
 //! cargo run -q -p tern --example h1_verdict -- [--max-head N] [--max-headers N] [--max-body N] < cases
