@@ -195,7 +195,7 @@ def target_form_wrong(raw):
     method, target = parts[0], parts[1]
     authority = not target.startswith(b"/") and b"://" not in target and target != b"*"
     if method == b"CONNECT":
-        return not authority
+        return not authority or not re.search(rb":[0-9]+$", target)
     scheme = target.split(b"://", 1)[0].lower() if b"://" in target else None
     return authority or (target == b"*" and method != b"OPTIONS") or \
         (scheme is not None and scheme not in (b"http", b"https"))
@@ -267,7 +267,8 @@ RULES = [
      "RFC 9112 §2.2: empty lines (CRLF) before a request line may be skipped; a lone CR or LF "
      "is not one, and lines end only at CRLF (the bare-LF rule): 400, closed"),
     ("rejects", "a request target in a form its method does not take", target_form_wrong,
-     "RFC 9112 §3.2.2-4: authority form (`host:port`) only and always for CONNECT, `*` only "
+     "RFC 9112 §3.2.2-4: authority form (`host:port`, the port required) only and always for "
+     "CONNECT, `*` only "
      "for OPTIONS, an absolute form only with the scheme http or https (the URIs this server "
      "can be the origin of); Tern's codec refuses the rest (400, closed) rather than route a "
      "host as a path"),

@@ -193,7 +193,8 @@ pub(crate) fn no_fragment(target: &[u8]) -> Result<(), Refusal> {
 pub(crate) fn target_form(method: &Method, uri: &Uri) -> Result<(), Refusal> {
     let authority_form = uri.scheme().is_none() && uri.authority().is_some();
     if *method == Method::CONNECT {
-        if !authority_form {
+        // RFC 9112 §3.2.3: `authority-form = uri-host ":" port`.
+        if !authority_form || uri.port().is_none() {
             return Err(Refusal::framing(
                 "a CONNECT request's target must be `host:port` (authority form)",
             ));

@@ -647,6 +647,7 @@ mod tests {
             (b"GET a:80 HTTP/1.1\r\nHost: a\r\n\r\n", Invalid(400), 0),
             (b"CONNECT a:80 HTTP/1.1\r\nHost: a:80\r\n\r\n", Upgrade, 1),
             (b"CONNECT /x HTTP/1.1\r\nHost: a\r\n\r\n", Invalid(400), 0),
+            (b"CONNECT a HTTP/1.1\r\nHost: a\r\n\r\n", Invalid(400), 0),
             (b"GET * HTTP/1.1\r\nHost: a\r\n\r\n", Invalid(400), 0),
             (b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", Valid, 1),
             (b"GET HTTPS://a/ HTTP/1.1\r\n\r\n", Valid, 1),
