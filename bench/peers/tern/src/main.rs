@@ -12,9 +12,10 @@
 //!
 //! `BENCH_OPS` turns on what operators use, for `tern-bench ops` to
 //! measure its cost: `off` (default), `metrics` (`TERN_METRICS`, nothing
-//! scraping), `span` (Tern's default log output, JSON, at `info`: the
-//! request span is made and its fields recorded, though no event is
-//! written; `TERN_LOG_FORMAT=json` for the process), or `all`.
+//! scraping), `span` (Tern's default log output at `info`: since `278290f`
+//! the request's fields for its lines, which replaced the request span
+//! there, though no line is written; `TERN_LOG_FORMAT` for the format),
+//! or `all`.
 //!
 //! `BENCH_ADDR` (default `127.0.0.1:8080`) is the address. Prints
 //! `listening on ADDR` once bound; `SIGTERM` or Ctrl-C drains and exits.

@@ -1,45 +1,34 @@
-//! The clock request latencies are measured with.
+//! The clock request latencies are measured with: one reading when the
+//! request comes in, one at its answer, the difference in microseconds,
+//! shared by the metrics, the request span and the access log.
 //!
-//! Two readings per request and a difference in microseconds, on every
-//! request while the metrics (or the request span) are on: with
-//! `std::time::Instant` that is two `clock_gettime` calls and a checked
-//! `timespec` subtraction, about 170 instructions per request, over 1%
-//! of a plaintext request. `quanta` reads the CPU's time-stamp counter
-//! where it is invariant (scaled to nanoseconds by a calibration made
-//! once per process, at most 200 ms, when the first app with metrics is
-//! built) and falls back to the monotonic clock elsewhere; the
-//! difference is a multiply and a shift.
+//! `std::time::Instant` (the monotonic clock). The integer conversion
+//! below avoids `Duration::as_micros`'s 128-bit division. A crate
+//! reading the CPU's time-stamp counter (quanta) was tried: it saves
+//! about 100 instructions a request but calibrates with a busy loop of
+//! up to 200 ms at start, which also made the lab's instruction counts
+//! vary from run to run.
 
-use std::sync::OnceLock;
-
-static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
-
-fn clock() -> &'static quanta::Clock {
-    CLOCK.get_or_init(quanta::Clock::new)
-}
-
-/// Makes the clock (and calibrates it) now rather than on the first
-/// request.
-pub(crate) fn init() {
-    clock();
-}
+use std::time::Instant;
 
 /// A reading of the clock.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Stamp(u64);
+pub(crate) struct Stamp(Instant);
 
 /// Now.
 #[inline]
 pub(crate) fn now() -> Stamp {
-    Stamp(clock().raw())
+    Stamp(Instant::now())
 }
 
 impl Stamp {
     /// Microseconds from this reading to now.
     #[inline]
     pub(crate) fn micros(self) -> u64 {
-        let clock = clock();
-        clock.delta_as_nanos(self.0, clock.raw()) / 1_000
+        let d = self.0.elapsed();
+        d.as_secs()
+            .saturating_mul(1_000_000)
+            .saturating_add(u64::from(d.subsec_micros()))
     }
 }
 

@@ -155,7 +155,6 @@ impl HttpMetrics {
         routes: Vec<std::sync::Arc<str>>,
         workers: usize,
     ) -> Arc<Self> {
-        super::clock::init();
         let shards = workers.clamp(1, 8);
         let http = Arc::new(HttpMetrics {
             shards: (0..shards)
