@@ -109,9 +109,11 @@ pub use settings::{Realtime, SlowConsumer, WebSockets};
 pub use socket::{close_code, Message, Text, WebSocket, WebSocketError, WebSocketErrorKind};
 pub use upgrade::WebSocketUpgrade;
 
-/// Loads the [`Realtime`] settings (prefix `realtime`) and, in every build
-/// of the app (`App::on_build`: however it is served), records
-/// realtime's metrics in the app's ([`Realtime::record_metrics`]):
+/// Loads the [`Realtime`] settings (prefix `realtime`), makes the hub
+/// (and connects to the bus) when the app starts (with `tern::run`,
+/// `tern::serve` or the `serve` command; else at its first use) and, in
+/// every build of the app (`App::on_build`: however it is served),
+/// records realtime's metrics in the app's ([`Realtime::record_metrics`]):
 /// sockets and event streams open, the hub's subscribers, queued
 /// messages and counts, and whether its backend is connected. Adds the
 /// readiness check `bus` (`/ready`): with `REALTIME_BACKEND=redis` or
@@ -131,6 +133,16 @@ pub fn install<S: Clone + Send + Sync + 'static>(app: tern::App<S>) -> tern::App
             if let Some(realtime) = app.settings::<Realtime>() {
                 realtime.record_metrics(app.metrics());
             }
+        })
+        // The hub (and with a backend, its connection to the bus) from
+        // the start, not at the first message: the process receives
+        // the others' messages and reports `tern_realtime_bus_up` at
+        // once.
+        .on_start(|app: tern::AppService| async move {
+            if let Some(realtime) = app.settings::<Realtime>() {
+                realtime.hub();
+            }
+            Ok(())
         })
         // `/ready`: with Redis or NATS, the bus must be connected (a
         // process cut off from it would serve its own sockets only).
