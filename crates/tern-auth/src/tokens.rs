@@ -222,7 +222,7 @@ impl<'a> NewToken<'a> {
             ));
         }
         let at = now();
-        let expires_at = at.saturating_add(i64::try_from(lifetime.as_secs()).unwrap_or(i64::MAX));
+        let expires_at = expiry(lifetime);
         let secret = format!("{PREFIX}{}", token());
         let sql = "DELETE FROM tern_api_tokens WHERE user_id = $1 AND expires_at <= $2";
         with_pool!(pool, p => {
@@ -255,6 +255,20 @@ impl<'a> NewToken<'a> {
             },
         })
     }
+}
+
+/// The second at which a token made now with `lifetime` expires, rounded
+/// up: the token lives at least `lifetime` (rounded down, a one-second
+/// token made late in a second would die within milliseconds).
+fn expiry(lifetime: Duration) -> i64 {
+    let end = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .saturating_add(lifetime);
+    let secs = end
+        .as_secs()
+        .saturating_add(u64::from(end.subsec_nanos() > 0));
+    i64::try_from(secs).unwrap_or(i64::MAX)
 }
 
 /// RFC 6749's `scope-token`: `%x21 / %x23-5B / %x5D-7E`, here at most
