@@ -129,6 +129,32 @@ impl Body {
         }
     }
 
+    /// The bytes of a body that is whole in memory ([`Body::empty`],
+    /// `Body::from(bytes)`), taken without polling; any other body (a
+    /// stream, a request body still on its connection) is given back
+    /// unchanged.
+    ///
+    /// For middleware that works on whole answers (a cache of compressed
+    /// pages, say) and leaves streams alone. No copy: the `Bytes` the body
+    /// was made from is returned.
+    ///
+    /// ```
+    /// use tern_core::body::Body;
+    ///
+    /// let body = Body::from("hello");
+    /// assert_eq!(body.try_into_bytes().unwrap(), "hello");
+    ///
+    /// let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>("hello")]);
+    /// assert!(Body::from_stream(chunks).try_into_bytes().is_err());
+    /// ```
+    pub fn try_into_bytes(mut self) -> Result<Bytes, Body> {
+        match &mut self.kind {
+            Kind::Empty => Ok(Bytes::new()),
+            Kind::Full(bytes) => Ok(bytes.take().unwrap_or_default()),
+            _ => Err(self),
+        }
+    }
+
     /// Reads the whole body into one buffer.
     ///
     /// Fails with the body's error, e.g. when the client sent more than the
@@ -294,6 +320,7 @@ pub fn too_large_detail(limit: u64) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use http_body::Body as _;
@@ -303,6 +330,21 @@ mod tests {
         assert_eq!(Body::from("abc").size_hint().exact(), Some(3));
         assert_eq!(Body::from(String::new()).size_hint().exact(), Some(0));
         assert_eq!(Body::empty().size_hint().exact(), Some(0));
+    }
+
+    #[test]
+    fn only_bodies_in_memory_give_their_bytes_without_polling() {
+        let bytes = Bytes::from_static(b"whole");
+        let taken = Body::from(bytes.clone()).try_into_bytes().unwrap();
+        // The same buffer, not a copy.
+        assert_eq!(taken.as_ptr(), bytes.as_ptr());
+        assert_eq!(Body::empty().try_into_bytes().unwrap(), Bytes::new());
+        let stream = futures_util::stream::iter([Ok::<_, std::io::Error>("a"), Ok("b")]);
+        let back = Body::from_stream(stream).try_into_bytes().unwrap_err();
+        assert!(matches!(back.kind, Kind::Boxed(_)));
+        // A body wrapped by `Body::new` is still the inline one.
+        let wrapped = Body::new(Body::from("abc"));
+        assert_eq!(wrapped.try_into_bytes().unwrap(), "abc");
     }
 
     #[test]
