@@ -55,8 +55,16 @@ use crate::Request;
 pub fn on(req: &mut Request) -> OnUpgrade {
     let timeouts = crate::context::with(req.extensions(), |c| c.shared.config.timeouts.clone())
         .unwrap_or_default();
+    let tern = req
+        .extensions_mut()
+        .remove::<crate::server::PendingUpgrade>()
+        .and_then(|p| p.take());
+    let inner = match tern {
+        Some(rx) => Source::Tern(rx),
+        None => Source::Hyper(hyper::upgrade::on(req)),
+    };
     OnUpgrade {
-        inner: hyper::upgrade::on(req),
+        inner,
         idle: timeouts.keep_alive,
         write: timeouts.write,
     }
@@ -67,7 +75,14 @@ pub fn on(req: &mut Request) -> OnUpgrade {
 /// [`TestClient::send`](crate::test::TestRequest::send); use
 /// [`TestClient::connect`](crate::test::TestClient::connect) there).
 pub fn on_parts(parts: &mut http::request::Parts) -> Option<OnUpgrade> {
-    let inner = parts.extensions.remove::<hyper::upgrade::OnUpgrade>()?;
+    let tern = parts
+        .extensions
+        .remove::<crate::server::PendingUpgrade>()
+        .and_then(|p| p.take());
+    let inner = match tern {
+        Some(rx) => Source::Tern(rx),
+        None => Source::Hyper(parts.extensions.remove::<hyper::upgrade::OnUpgrade>()?),
+    };
     let timeouts = crate::context::with(&parts.extensions, |c| c.shared.config.timeouts.clone())
         .unwrap_or_default();
     Some(OnUpgrade {
@@ -79,9 +94,17 @@ pub fn on_parts(parts: &mut http::request::Parts) -> Option<OnUpgrade> {
 
 /// A future for an upgraded connection; see [`on`].
 pub struct OnUpgrade {
-    inner: hyper::upgrade::OnUpgrade,
+    inner: Source,
     idle: Duration,
     write: Duration,
+}
+
+/// Where the upgraded socket comes from: Tern's HTTP/1 connection, or
+/// hyper (its HTTP/1 engine, `TERN_HTTP1=hyper`; HTTP/2's extended
+/// CONNECT).
+enum Source {
+    Tern(tokio::sync::oneshot::Receiver<crate::server::Handover>),
+    Hyper(hyper::upgrade::OnUpgrade),
 }
 
 impl OnUpgrade {
@@ -112,7 +135,23 @@ impl Future for OnUpgrade {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (idle, write) = (self.idle, self.write);
-        match Pin::new(&mut self.inner).poll(cx) {
+        let inner = match &mut self.inner {
+            Source::Tern(rx) => {
+                return match Pin::new(rx).poll(cx) {
+                    Poll::Ready(Ok((socket, read))) => {
+                        let io = Io::Server {
+                            socket,
+                            read: (!read.is_empty()).then_some(read),
+                        };
+                        Poll::Ready(Ok(Upgraded::new(io, idle, write)))
+                    }
+                    Poll::Ready(Err(_)) => Poll::Ready(Err(UpgradeError(Why::NotSwitched))),
+                    Poll::Pending => Poll::Pending,
+                };
+            }
+            Source::Hyper(inner) => inner,
+        };
+        match Pin::new(inner).poll(cx) {
             Poll::Ready(Ok(io)) => {
                 let io = match crate::server::server_socket(io) {
                     Ok((socket, read)) => Io::Server {
@@ -123,7 +162,7 @@ impl Future for OnUpgrade {
                 };
                 Poll::Ready(Ok(Upgraded::new(io, idle, write)))
             }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(UpgradeError(e))),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(UpgradeError(Why::Hyper(e)))),
             Poll::Pending => Poll::Pending,
         }
     }
@@ -132,11 +171,24 @@ impl Future for OnUpgrade {
 /// The connection did not switch protocols (the response was not a `101`,
 /// or the client left first).
 #[derive(Debug)]
-pub struct UpgradeError(hyper::Error);
+pub struct UpgradeError(Why);
+
+#[derive(Debug)]
+enum Why {
+    Hyper(hyper::Error),
+    /// Tern's connection answered without switching, or closed first.
+    NotSwitched,
+}
 
 impl fmt::Display for UpgradeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the connection was not upgraded: {}", self.0)
+        match &self.0 {
+            Why::Hyper(e) => write!(f, "the connection was not upgraded: {e}"),
+            Why::NotSwitched => f.write_str(
+                "the connection was not upgraded: the answer did not switch protocols, \
+                 or the client left first",
+            ),
+        }
     }
 }
 

@@ -397,14 +397,15 @@ async fn upgraded_connections_take_part_in_the_drain() {
 
     async fn upgrade(shutdown: Shutdown, mut req: Request) -> tern::Response {
         let guard = shutdown.guard();
-        let on_upgrade = hyper::upgrade::on(&mut req);
+        // `tern::upgrade`, not `hyper::upgrade`: it works on both HTTP/1
+        // engines (`TERN_HTTP1`).
+        let on_upgrade = tern::upgrade::on(&mut req);
         tokio::spawn(async move {
             let _guard = guard;
             let Ok(upgraded) = on_upgrade.await else {
                 return;
             };
-            let io = hyper_util::rt::TokioIo::new(upgraded);
-            let (read, mut write) = tokio::io::split(io);
+            let (read, mut write) = tokio::io::split(upgraded);
             let mut lines = BufReader::new(read).lines();
             loop {
                 tokio::select! {

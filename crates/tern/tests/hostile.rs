@@ -62,6 +62,20 @@ fn chunked(body: &str) -> Vec<u8> {
 }
 
 /// A `POST /echo` with these extra header lines, then `body`.
+/// A request with both `Transfer-Encoding` and `Content-Length`: on
+/// hyper's engine, chunked wins and the connection closes after `hyper`'s
+/// answers; Tern's own engine refuses it (problem+json 400, closed).
+fn te_with_cl(hyper: &'static [(u16, Option<&'static str>)]) -> Expect {
+    if common::tern_engine() {
+        Expect::Problem(400)
+    } else {
+        Expect::Exchange {
+            responses: hyper,
+            closes: true,
+        }
+    }
+}
+
 fn post_with(headers: &str, body: &str) -> Vec<u8> {
     format!("POST /echo HTTP/1.1\r\nHost: x\r\n{headers}\r\n{body}").into_bytes()
 }
@@ -417,16 +431,17 @@ fn sneaky_cases() -> Vec<Case> {
         // MUST close the connection after responding. The CL-framed reading
         // would leave `GET /smuggled` as a second request; it must never be
         // answered.
+        //
+        // Tern's own engine refuses the pair instead (400, closed): RFC
+        // 9112 §6.3 says such a message "ought to be handled as an error",
+        // and llhttp's strict mode refuses it.
         case(
             "Content-Length and chunked together (CL.TE)",
             post_with(
                 "Content-Length: 40\r\nTransfer-Encoding: chunked\r\n",
                 "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
             ),
-            Expect::Exchange {
-                responses: &[(200, Some(""))],
-                closes: true,
-            },
+            te_with_cl(&[(200, Some(""))]),
         ),
         // The reverse: the chunk holds what a CL-reader would take for a
         // second request; it is body, echoed once.
@@ -436,10 +451,7 @@ fn sneaky_cases() -> Vec<Case> {
                 "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n",
                 "c\r\nGET / HTTP/1\r\n0\r\n\r\n",
             ),
-            Expect::Exchange {
-                responses: &[(200, Some("GET / HTTP/1"))],
-                closes: true,
-            },
+            te_with_cl(&[(200, Some("GET / HTTP/1"))]),
         ),
         // RFC 9112 §6.3 point 5 allows identical repeated values.
         case(

@@ -136,6 +136,39 @@ impl AppService {
         Some(out)
     }
 
+    /// The answer to an HTTP/1 request head Tern's codec refused
+    /// (`server/h1`): the same problem+json as every other answer, with a
+    /// request ID and the app's renderer; counted as a refusal. The
+    /// connection closes after it.
+    /// `method` is the request line's, when the head got that far.
+    pub(crate) fn refusal(
+        &self,
+        refusal: &crate::protocol::h1::Refusal,
+        method: Option<&Method>,
+    ) -> Response {
+        let shared = &self.inner.shared;
+        if let Some(m) = shared.http_metrics.as_deref() {
+            let method = method.map_or(7, method_index);
+            m.refused(refusal.reason, method, refusal.status.as_u16());
+        }
+        let limits = &shared.config.limits;
+        let detail = if refusal.status == StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE {
+            // The limits' values, as the hyper path's answer gives them.
+            format!(
+                "the request head is larger than the limit of {} bytes (TERN_MAX_HEAD_BYTES) \
+                 or has more than {} header fields (TERN_MAX_HEADERS)",
+                limits.max_head_bytes, limits.max_headers
+            )
+        } else {
+            refusal.detail.clone().into_owned()
+        };
+        let mut res = Problem::new(refusal.status)
+            .with_detail(detail)
+            .into_response();
+        finish(shared, &mut res, Some(next_request_id()), false, None);
+        res
+    }
+
     /// The app's routes as API documents see them (`tern-contract`'s
     /// OpenAPI document is made from them), in registration order; the
     /// built-in readiness and metrics routes (`TERN_READY_PATH`,

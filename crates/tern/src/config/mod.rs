@@ -30,8 +30,8 @@ mod validate;
 
 pub use error::ConfigError;
 pub use types::{
-    Config, Cors, CorsList, Environment, HostPattern, InvalidResponses, Limits, LogFormat,
-    MetricsToken, RuntimeMode, SecretKey, Timeouts, TlsFiles,
+    Config, Cors, CorsList, Environment, HostPattern, Http1Engine, InvalidResponses, Limits,
+    LogFormat, MetricsToken, RuntimeMode, SecretKey, Timeouts, TlsFiles,
 };
 
 pub(crate) use file::edit_distance;

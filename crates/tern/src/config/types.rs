@@ -30,6 +30,20 @@ pub enum RuntimeMode {
     PerCore,
 }
 
+/// Which HTTP/1.1 server serves plain HTTP/1 connections (`TERN_HTTP1`).
+/// HTTP/2 is hyper's on both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Http1Engine {
+    /// hyper's HTTP/1 server with Tern's framing follower (default while
+    /// Tern's own is built, issue 31).
+    #[default]
+    Hyper,
+    /// Tern's own HTTP/1.1 connection and codec (`server/h1`): strict by
+    /// construction, buffers only while there is something to read or
+    /// write, pipelined answers in one write.
+    Tern,
+}
+
 /// The lines of the default log output (`TERN_LOG_FORMAT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LogFormat {
@@ -233,6 +247,9 @@ pub struct Config {
     /// same port, for a restart without downtime. Default off: an address
     /// already in use stops the start with an error naming `TERN_ADDR`.
     pub reuse_port: bool,
+    /// `TERN_HTTP1`: `hyper` (default) or `tern`, the HTTP/1.1 server
+    /// (see [`Http1Engine`]).
+    pub http1: Http1Engine,
     /// `SECRET_KEY`: at least 32 bytes; required in production, where it
     /// must also be an estimated 128 bits (not words nor a pattern).
     pub secret_key: Option<SecretKey>,
@@ -415,6 +432,7 @@ impl Default for Config {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             runtime: RuntimeMode::MultiThread,
             reuse_port: false,
+            http1: Http1Engine::default(),
             secret_key: None,
             allowed_hosts: Vec::new(),
             trusted_proxy_header: None,

@@ -71,6 +71,20 @@ where
         }
     }
 
+    /// A connection whose protocol `io` has chosen already (Tern's HTTP/1
+    /// engine chose HTTP/2 and hands it over).
+    pub(super) fn chosen(
+        io: PrefaceCheck<T>,
+        service: ConnService,
+        builders: Arc<Builders>,
+    ) -> Self {
+        Connection::Choosing {
+            io: Some(io),
+            service: Some(service),
+            builders,
+        }
+    }
+
     /// Finishes the request in flight (HTTP/1) or the open streams
     /// (HTTP/2, after a GOAWAY), then closes; a connection that has not
     /// sent its first bytes yet closes now.

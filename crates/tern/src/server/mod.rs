@@ -21,7 +21,7 @@ use tokio::{
 
 use crate::{
     app::{App, AppService},
-    config::{Config, RuntimeMode, Timeouts},
+    config::{Config, Http1Engine, RuntimeMode, Timeouts},
     drain::DrainState,
 };
 
@@ -41,6 +41,8 @@ use connection::{Builders, Connection};
 pub use error::Error;
 #[doc(hidden)]
 pub use framing::fuzz_framing;
+use h1::conn::H1Conn;
+pub(crate) use h1::conn::{Handover, PendingUpgrade};
 use service::ConnService;
 use watchdog::{Activity, Linger, Verdict, WatchedIo, DRAIN_IDLE_GRACE};
 
@@ -417,9 +419,34 @@ impl Server {
     }
 }
 
-/// Serves one connection until it closes; its watchdog applies the
-/// head, keep-alive and shutdown rules.
+/// Serves one connection until it closes: HTTP/1 with the engine
+/// `TERN_HTTP1` names, HTTP/2 with hyper.
 async fn serve_connection<I>(
+    io: I,
+    builder: &Arc<Builders>,
+    service: ConnService,
+    activity: Arc<Activity>,
+    stop: watch::Receiver<bool>,
+    timeouts: &Timeouts,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) where
+    I: h1::buf::Socket + Linger + 'static,
+{
+    if service.app.config().http1 == Http1Engine::Tern {
+        return serve_tern(io, builder, service, activity, stop, timeouts, permit).await;
+    }
+    // The socket holds the connection's permit: an upgraded connection
+    // outlives this function and still counts toward the limit.
+    let app = service.app.clone();
+    let io = WatchedIo::new(io, Arc::clone(&activity), Some(permit), Some(app.clone()));
+    let conn = Connection::new(io, service, Arc::clone(builder));
+    watch_connection(conn, app, activity, stop, timeouts).await;
+}
+
+/// Serves one connection whose HTTP/1 is Tern's own (`h1`): the first
+/// bytes choose the protocol (within the header timeout), then HTTP/1 is
+/// [`H1Conn`]'s, HTTP/2 hyper's as on the other engine.
+async fn serve_tern<I>(
     io: I,
     builder: &Arc<Builders>,
     service: ConnService,
@@ -428,13 +455,62 @@ async fn serve_connection<I>(
     timeouts: &Timeouts,
     permit: tokio::sync::OwnedSemaphorePermit,
 ) where
+    I: h1::buf::Socket + Linger + 'static,
+{
+    let app = service.app.clone();
+    let mut check = preface::PrefaceCheck::new(io);
+    let chosen = tokio::select! {
+        biased;
+        chosen = std::future::poll_fn(|cx| check.poll_choose(cx)) => chosen,
+        () = tokio::time::sleep(timeouts.header_read.min(timeouts.keep_alive)) => {
+            if let Some(m) = app.http_metrics() {
+                m.reject(Reason::HeaderTimeout);
+            }
+            return;
+        }
+        _ = stop.wait_for(|s| *s) => return,
+    };
+    match chosen {
+        Err(e) => tracing::debug!(error = %e, "connection ended before its protocol was known"),
+        Ok(preface::Protocol::Http1) => {
+            if let Some(m) = app.http_metrics() {
+                m.connection_opened(crate::metrics::http::Protocol::Http1);
+            }
+            let (io, held, n) = check.into_parts();
+            let settings = h1::conn::Settings {
+                limits: (&app.config().limits).into(),
+                app: app.clone(),
+                peer: service.peer,
+                drain: Arc::clone(&service.drain),
+                timeouts: timeouts.clone(),
+            };
+            let io = h1::conn::Permitted::new(io, Some(permit));
+            H1Conn::new(io, &held[..n], settings, stop).await;
+            if let Some(m) = app.http_metrics() {
+                m.connection_closed(crate::metrics::http::Protocol::Http1);
+            }
+        }
+        Ok(preface::Protocol::Http2) => {
+            let (io, held, n) = check.into_parts();
+            let io = WatchedIo::new(io, Arc::clone(&activity), Some(permit), Some(app.clone()));
+            let io = preface::PrefaceCheck::replaying(io, &held[..n]);
+            let conn = Connection::chosen(io, service, Arc::clone(builder));
+            watch_connection(conn, app, activity, stop, timeouts).await;
+        }
+    }
+}
+
+/// Runs a hyper connection until it closes; its watchdog applies the
+/// head, keep-alive and shutdown rules.
+async fn watch_connection<I>(
+    conn: Connection<WatchedIo<I>>,
+    app: AppService,
+    activity: Arc<Activity>,
+    mut stop: watch::Receiver<bool>,
+    timeouts: &Timeouts,
+) where
     I: AsyncRead + AsyncWrite + Linger + Unpin + Send + 'static,
 {
-    // The socket holds the connection's permit: an upgraded connection
-    // outlives this function and still counts toward the limit.
-    let app = service.app.clone();
-    let io = WatchedIo::new(io, Arc::clone(&activity), Some(permit), Some(app.clone()));
-    let conn = Connection::new(io, service, Arc::clone(builder));
     tokio::pin!(conn);
     // The watchdog's timer is armed early enough for any deadline that can
     // arise before it fires (see `Activity::next_check`), so requests never

@@ -83,6 +83,37 @@ impl<T> PrefaceCheck<T> {
             },
         }
     }
+
+    /// The socket and the bytes held back to choose (`held[..n]`), once
+    /// [`poll_choose`](Self::poll_choose) chose: for a connection served
+    /// by Tern's own HTTP/1 codec, which reads the socket itself.
+    pub(super) fn into_parts(self) -> (T, [u8; 24], usize) {
+        match self.state {
+            State::Replay { buf, pos, len } => {
+                let mut held = [0; 24];
+                let n = usize::from(len - pos);
+                held[..n].copy_from_slice(&buf[usize::from(pos)..usize::from(len)]);
+                (self.io, held, n)
+            }
+            _ => (self.io, [0; 24], 0),
+        }
+    }
+
+    /// A check that has chosen already, on the bytes `held` (at most 24)
+    /// that chose: they are handed on first.
+    pub(super) fn replaying(io: T, held: &[u8]) -> Self {
+        let mut buf = [0; 24];
+        let len = held.len().min(24);
+        buf[..len].copy_from_slice(&held[..len]);
+        PrefaceCheck {
+            io,
+            state: State::Replay {
+                buf,
+                pos: 0,
+                len: len as u8,
+            },
+        }
+    }
 }
 
 /// What the first `bytes` of a connection say.

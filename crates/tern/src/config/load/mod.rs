@@ -29,7 +29,8 @@ use serde::Deserialize;
 
 use super::{
     file::read_toml, validate, Config, ConfigError, Cors, CorsList, Environment, HostPattern,
-    InvalidResponses, Limits, LogFormat, MetricsToken, RuntimeMode, SecretKey, Sources, Timeouts,
+    Http1Engine, InvalidResponses, Limits, LogFormat, MetricsToken, RuntimeMode, SecretKey,
+    Sources, Timeouts,
 };
 use crate::{
     extract::{
@@ -46,6 +47,7 @@ pub(super) const KNOWN: &[&str] = &[
     "TERN_WORKERS",
     "TERN_RUNTIME",
     "TERN_REUSE_PORT",
+    "TERN_HTTP1",
     "TERN_CONFIG",
     "TERN_REQUEST_ID_HEADER",
     "TERN_SECURITY_HEADERS",
@@ -184,6 +186,8 @@ struct Raw {
     openapi: Option<bool>,
     #[serde(default, deserialize_with = "read::flag")]
     reuse_port: Option<bool>,
+    #[serde(default, deserialize_with = "read::http1")]
+    http1: Option<Http1Engine>,
     #[serde(default, deserialize_with = "read::secret_key")]
     secret_key: Option<SecretKey>,
     #[serde(default, deserialize_with = "read::hosts")]
@@ -312,6 +316,7 @@ impl Raw {
             workers: self.workers.unwrap_or(d.workers),
             runtime: self.runtime.unwrap_or(d.runtime),
             reuse_port: self.reuse_port.unwrap_or(d.reuse_port),
+            http1: self.http1.unwrap_or(d.http1),
             secret_key: self.secret_key,
             allowed_hosts: self.allowed_hosts.unwrap_or_default(),
             trusted_proxy_header: self.trusted_proxy_header,
@@ -427,6 +432,11 @@ mod read {
             "multi-thread" | "multi" => Ok(RuntimeMode::MultiThread),
             "per-core" => Ok(RuntimeMode::PerCore),
             _ => Err(format!("`{v}` is neither `multi-thread` nor `per-core`")),
+        };
+        http1: Http1Engine = |v| match v {
+            "tern" => Ok(Http1Engine::Tern),
+            "hyper" => Ok(Http1Engine::Hyper),
+            _ => Err(format!("`{v}` is neither `tern` nor `hyper`")),
         };
         invalid_responses: InvalidResponses = |v| match v {
             "send" => Ok(InvalidResponses::LogAndSend),

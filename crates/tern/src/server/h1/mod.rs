@@ -10,5 +10,6 @@
 
 pub(crate) mod body;
 pub(crate) mod buf;
+pub(crate) mod conn;
 pub(crate) mod parse;
 pub(crate) mod write;

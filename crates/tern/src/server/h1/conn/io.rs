@@ -1,0 +1,91 @@
+//! The connection's reads and writes: a read buffer taken only once the
+//! socket is readable, the write buffer written out, both given back to
+//! the pool while the connection waits with nothing in them.
+
+use std::{
+    io,
+    pin::Pin,
+    task::{ready, Context, Poll},
+};
+
+use tokio::time::Instant;
+
+use super::H1Conn;
+use crate::server::{
+    h1::buf::{self, Socket},
+    watchdog::Linger,
+};
+
+impl<S> H1Conn<S>
+where
+    S: Socket + Linger + 'static,
+{
+    /// Reads what the socket has into the read buffer (taken from the pool
+    /// only now that there is something to read): `Ok(0)` at its end.
+    pub(super) fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        let Some(io) = self.io.as_mut() else {
+            return Poll::Ready(Ok(0));
+        };
+        loop {
+            ready!(io.io.poll_read_ready(cx))?;
+            if self.rd.capacity() == 0 {
+                self.rd = buf::take_read();
+            } else if self.rd.capacity() - self.rd.len() < 1024 {
+                self.rd.reserve(buf::READ_SIZE);
+            }
+            match io.io.try_read_buf(&mut self.rd) {
+                Ok(n) => return Poll::Ready(Ok(n)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+
+    /// Writes the write buffer out; `Ready(Ok)` once all of it is written.
+    pub(super) fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let Some(io) = self.io.as_mut() else {
+            return Poll::Ready(Err(io::ErrorKind::NotConnected.into()));
+        };
+        while self.wr_at < self.wr.len() {
+            match Pin::new(&mut io.io).poll_write(cx, &self.wr[self.wr_at..]) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => {
+                    self.wr_at += n;
+                    self.blocked_since = None;
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => {
+                    self.blocked_since.get_or_insert_with(Instant::now);
+                    return Poll::Pending;
+                }
+            }
+        }
+        ready!(Pin::new(&mut io.io).poll_flush(cx))?;
+        self.wr_at = 0;
+        if self.wr.capacity() > buf::WRITE_KEEP {
+            buf::give_write(std::mem::take(&mut self.wr));
+        } else {
+            self.wr.clear();
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// The write buffer, taken from the pool when an answer starts.
+    pub(super) fn wr(&mut self) -> &mut Vec<u8> {
+        if self.wr.capacity() == 0 {
+            self.wr = buf::take_write();
+        }
+        &mut self.wr
+    }
+
+    /// Gives the buffers back to the pool while the connection waits with
+    /// nothing in them.
+    pub(super) fn release_buffers(&mut self) {
+        if self.rd.is_empty() && self.rd.capacity() > 0 {
+            buf::give_read(std::mem::take(&mut self.rd));
+        }
+        if self.wr.is_empty() && self.wr.capacity() > 0 {
+            buf::give_write(std::mem::take(&mut self.wr));
+        }
+    }
+}

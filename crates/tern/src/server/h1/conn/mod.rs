@@ -1,0 +1,298 @@
+//! One HTTP/1.1 connection served by Tern's own codec (step 4 of
+//! `docs/plans/http1.md`, §1.4): one future per connection, with its own
+//! fields (no atomics shared with another component), reading heads with
+//! [`parse`](super::parse), feeding request bodies with
+//! [`body`](super::body), writing answers with [`write`](super::write).
+//!
+//! The life of a connection:
+//! - **Head**: bytes are read (a buffer is taken only once the socket is
+//!   readable, see [`buf`](super::buf)) and scanned; a whole head is parsed
+//!   and checked, and the request is dispatched. A refused head is answered
+//!   and the connection closes.
+//! - **Serve**: the app's [`ResponseFuture`] is polled inline; while it
+//!   waits, the request body is fed from the read buffer as the body asks.
+//! - **Answer**: the answer's head and body go into the write buffer, a
+//!   streamed body frame by frame.
+//! - Then back to **Head**: a pipelined request already in the buffer is
+//!   served before anything is written, so a batch of pipelined answers
+//!   leaves in one write; the buffer is written whenever the connection
+//!   would otherwise wait (nothing waits behind a slow handler, a streamed
+//!   body or a `100 Continue`), and past [`MAX_UNSENT`] bytes.
+//! - **Close**: what is written is flushed (under the write timeout), then
+//!   the socket is shut down and closed the lingering way, so that our last
+//!   words reach the client. A client that stops reading is reset.
+//! - **Upgrade**: after a `101` (or a `2xx` to `CONNECT`) is flushed, the
+//!   socket and the bytes read past the head go to `tern::upgrade`.
+//!
+//! Timeouts use one timer, moved only when a deadline comes *sooner* than
+//! the one it holds; a timer that fires early is set again to the real
+//! deadline. So a busy keep-alive connection does not touch the timer per
+//! request: the clock is read when the connection goes idle, when a head
+//! is left partial, and when a write is refused.
+
+use std::{
+    future::Future,
+    net::SocketAddr,
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use bytes::BytesMut;
+use http::{header, HeaderMap, Version};
+use tern_core::body::{conn::Feed, Body};
+use tokio::{
+    sync::{oneshot, watch},
+    time::{Instant, Sleep},
+};
+
+use super::{
+    body::Decoder,
+    buf::{self, Socket},
+    parse::{self, Scan},
+    write,
+};
+use crate::{
+    app::{AppService, ResponseFuture},
+    config::Timeouts,
+    drain::DrainState,
+    server::watchdog::Linger,
+};
+
+/// Answer bytes kept unsent at most: past this the buffer is written even
+/// if more pipelined requests could be answered first.
+const MAX_UNSENT: usize = 64 * 1024;
+
+mod answer;
+mod io;
+mod request;
+mod socket;
+mod wait;
+
+pub(in crate::server) use socket::Permitted;
+pub(crate) use socket::{Handover, PendingUpgrade};
+
+/// What the connection keeps of a request while it is served.
+#[derive(Clone, Copy)]
+struct Facts {
+    version: Version,
+    method: write::Method,
+    keep_alive: bool,
+    /// `TE: trailers`: the answer's trailers may be sent.
+    trailers: bool,
+}
+
+/// The request body still to come from the socket.
+enum Incoming {
+    /// None, or all of it was handed over already.
+    Done,
+    /// Being decoded from the read buffer into the body's slot.
+    Feeding { feed: Feed, decoder: Decoder },
+    /// Its framing was refused or the client left: the connection closes
+    /// after the answer.
+    Broken,
+}
+
+enum State {
+    Head,
+    Serve {
+        fut: ResponseFuture,
+        facts: Facts,
+        incoming: Incoming,
+        upgrade: Option<oneshot::Sender<Handover>>,
+    },
+    Answer {
+        body: Body,
+        framing: write::Framing,
+        facts: Facts,
+        keep_alive: bool,
+        incoming: Incoming,
+        trailers: Option<HeaderMap>,
+        upgrade: Option<oneshot::Sender<Handover>>,
+    },
+    /// A `101` written: flush it, then hand the socket over.
+    Upgrade(Option<oneshot::Sender<Handover>>),
+    /// Flush, shut down, close lingering.
+    Close,
+    /// A client that stopped reading: reset.
+    Reset,
+    Done,
+}
+
+/// What a step of the state machine did.
+enum Step {
+    /// Changed state or made progress: step again.
+    Again,
+    /// Waits for the socket, the app or the body (a waker is registered).
+    Wait,
+}
+
+/// The connection's settings, shared by all its requests.
+pub(in crate::server) struct Settings {
+    pub(in crate::server) app: AppService,
+    pub(in crate::server) peer: SocketAddr,
+    pub(in crate::server) drain: Arc<DrainState>,
+    pub(in crate::server) timeouts: Timeouts,
+    pub(in crate::server) limits: parse::Limits,
+}
+
+/// One HTTP/1.1 connection; completes when it is closed or upgraded.
+pub(in crate::server) struct H1Conn<S>
+where
+    S: Socket + Linger + 'static,
+{
+    io: Option<Permitted<S>>,
+    settings: Settings,
+    rd: BytesMut,
+    scan: Scan,
+    wr: Vec<u8>,
+    /// Bytes of `wr` already written.
+    wr_at: usize,
+    state: State,
+    /// The socket's read side ended.
+    eof: bool,
+    /// Requests served so far.
+    requests: u64,
+    accepted: Instant,
+    /// Since when the connection has waited with no request begun.
+    idle_since: Option<Instant>,
+    /// Since when a head has been partly read.
+    head_since: Option<Instant>,
+    /// Since when the socket has refused our bytes.
+    blocked_since: Option<Instant>,
+    timer: Pin<Box<Sleep>>,
+    stop: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// The server drains: answers say `Connection: close`; an idle
+    /// connection closes after [`DRAIN_IDLE_GRACE`].
+    draining: Option<Instant>,
+}
+
+impl<S> H1Conn<S>
+where
+    S: Socket + Linger + 'static,
+{
+    /// Serves `io`, whose first bytes (read to choose the protocol) are
+    /// `first`.
+    pub(in crate::server) fn new(
+        io: Permitted<S>,
+        first: &[u8],
+        settings: Settings,
+        mut stop: watch::Receiver<bool>,
+    ) -> Self {
+        let mut rd = BytesMut::new();
+        if !first.is_empty() {
+            rd = buf::take_read();
+            rd.extend_from_slice(first);
+        }
+        let accepted = Instant::now();
+        let first_deadline = accepted
+            + settings
+                .timeouts
+                .header_read
+                .min(settings.timeouts.keep_alive);
+        H1Conn {
+            io: Some(io),
+            settings,
+            rd,
+            scan: Scan::default(),
+            wr: Vec::new(),
+            wr_at: 0,
+            state: State::Head,
+            eof: false,
+            requests: 0,
+            accepted,
+            idle_since: None,
+            head_since: None,
+            blocked_since: None,
+            timer: Box::pin(tokio::time::sleep_until(first_deadline)),
+            stop: Some(Box::pin(async move {
+                let _ = stop.wait_for(|s| *s).await;
+            })),
+            draining: None,
+        }
+    }
+
+    fn metrics(&self) -> Option<&crate::metrics::http::HttpMetrics> {
+        self.settings.app.http_metrics()
+    }
+
+    fn step(&mut self, cx: &mut Context<'_>) -> Step {
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Head => self.head(cx),
+            State::Serve {
+                fut,
+                facts,
+                incoming,
+                upgrade,
+            } => self.serve(cx, fut, facts, incoming, upgrade),
+            State::Answer {
+                body,
+                framing,
+                facts,
+                keep_alive,
+                incoming,
+                trailers,
+                upgrade,
+            } => self.answer(
+                cx, body, framing, facts, keep_alive, incoming, trailers, upgrade,
+            ),
+            State::Upgrade(tx) => self.upgrade(cx, tx),
+            State::Close => self.close(cx),
+            State::Reset => {
+                if let Some(io) = self.io.take() {
+                    io.io.reset_on_close();
+                }
+                self.state = State::Done;
+                Step::Again
+            }
+            State::Done => Step::Wait,
+        }
+    }
+}
+
+/// Whether the app's answer says `Connection: close`.
+fn says_close(headers: &HeaderMap) -> bool {
+    headers.get_all(header::CONNECTION).iter().any(|v| {
+        v.as_bytes()
+            .split(|b| *b == b',')
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
+    })
+}
+
+impl<S> Future for H1Conn<S>
+where
+    S: Socket + Linger + 'static,
+{
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.get_mut();
+        loop {
+            while let Step::Again = this.step(cx) {
+                if matches!(this.state, State::Done) {
+                    return Poll::Ready(());
+                }
+            }
+            if matches!(this.state, State::Done) {
+                return Poll::Ready(());
+            }
+            if this.poll_wait(cx).is_pending() {
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+impl<S> Drop for H1Conn<S>
+where
+    S: Socket + Linger + 'static,
+{
+    fn drop(&mut self) {
+        // Dropped while open (the server's task cancelled): close as a
+        // finished connection does.
+        if let Some(io) = self.io.take() {
+            io.io.discard_unread();
+            io.io.linger_close();
+        }
+    }
+}

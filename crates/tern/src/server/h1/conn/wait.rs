@@ -1,0 +1,133 @@
+//! Waiting: the batch's write, the stop signal and the one timer of the
+//! connection's deadlines (a head too slow, an idle keep-alive, the
+//! drain's grace, a client that stopped reading).
+
+use std::{
+    future::Future,
+    task::{Context, Poll},
+};
+
+use tokio::time::Instant;
+
+use super::{H1Conn, State};
+use crate::{
+    metrics::http::Reason,
+    server::{
+        h1::buf::Socket,
+        watchdog::{Linger, DRAIN_IDLE_GRACE},
+    },
+};
+
+impl<S> H1Conn<S>
+where
+    S: Socket + Linger + 'static,
+{
+    /// The deadline of what the connection waits for, and what passing it
+    /// means.
+    pub(super) fn deadline(&self) -> Option<(Instant, Expiry)> {
+        let t = &self.settings.timeouts;
+        let write = self
+            .blocked_since
+            .map(|b| (b + t.write, Expiry::SlowReader));
+        let other = match self.state {
+            State::Head => {
+                if let Some(since) = self.head_since {
+                    Some((since + t.header_read, Expiry::SlowHead))
+                } else if let Some(since) = self.draining {
+                    Some((since + DRAIN_IDLE_GRACE, Expiry::Idle))
+                } else if self.requests == 0 {
+                    Some((
+                        self.accepted + t.header_read.min(t.keep_alive),
+                        Expiry::SlowHead,
+                    ))
+                } else {
+                    self.idle_since.map(|s| (s + t.keep_alive, Expiry::Idle))
+                }
+            }
+            _ => None,
+        };
+        match (write, other) {
+            (Some(w), Some(o)) => Some(if w.0 <= o.0 { w } else { o }),
+            (w, o) => w.or(o),
+        }
+    }
+
+    /// Before waiting: writes the batch, watches the stop signal and the
+    /// timer. `Ready` when something happened that needs another step.
+    pub(super) fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.wr_at < self.wr.len() && !matches!(self.state, State::Done) {
+            match self.poll_flush(cx) {
+                Poll::Ready(Ok(())) => {
+                    // Written: a state that waited for it goes on.
+                    if matches!(self.state, State::Head) && self.rd.is_empty() {
+                        self.release_buffers();
+                    }
+                }
+                Poll::Ready(Err(e)) => {
+                    tracing::debug!(error = %e, "connection write failed");
+                    self.state = State::Done;
+                    return Poll::Ready(());
+                }
+                Poll::Pending => {}
+            }
+        }
+        if let Some(stop) = self.stop.as_mut() {
+            if stop.as_mut().poll(cx).is_ready() {
+                self.stop = None;
+                self.draining = Some(Instant::now());
+                if matches!(self.state, State::Head) && self.scan.idle(self.rd.len()) {
+                    // Idle: a request already on the wire still gets its
+                    // answer (with `Connection: close`), for a short grace.
+                    return Poll::Ready(());
+                }
+            }
+        }
+        let Some((deadline, expiry)) = self.deadline() else {
+            return Poll::Pending;
+        };
+        if self.timer.deadline() > deadline || self.timer.is_elapsed() {
+            self.timer.as_mut().reset(deadline);
+        }
+        if self.timer.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        if Instant::now() < deadline {
+            // An early timer: set it to the real deadline.
+            self.timer.as_mut().reset(deadline);
+            return match self.timer.as_mut().poll(cx) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(()) => self.expire(expiry),
+            };
+        }
+        self.expire(expiry)
+    }
+
+    pub(super) fn expire(&mut self, expiry: Expiry) -> Poll<()> {
+        match expiry {
+            Expiry::SlowReader => {
+                if let Some(m) = self.metrics() {
+                    m.reject(Reason::SlowReader);
+                }
+                tracing::debug!("resetting a connection whose client stopped reading");
+                self.state = State::Reset;
+            }
+            Expiry::SlowHead => {
+                if let Some(m) = self.metrics() {
+                    m.reject(Reason::HeaderTimeout);
+                }
+                // Nothing to answer yet (slowloris): dropped.
+                self.state = State::Done;
+            }
+            Expiry::Idle => self.state = State::Close,
+        }
+        Poll::Ready(())
+    }
+}
+
+/// What passing a deadline means.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Expiry {
+    SlowReader,
+    SlowHead,
+    Idle,
+}
