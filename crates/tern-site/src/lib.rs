@@ -9,7 +9,8 @@
 //!   HTML-escaped, as responses.
 //! - **Compression** ([`compression()`]): gzip, brotli and zstd for
 //!   text-like bodies of 1 KiB or more, never for ranges, images or event
-//!   streams.
+//!   streams; a page sent again with the same bytes is not compressed
+//!   again (a bounded cache of compressed answers per process).
 //! - **Error pages** ([`html_errors`]): browsers get an HTML page for
 //!   every problem (`404`, `405`, `403`, `500`, ...), API clients keep
 //!   `problem+json`; one renderer, replaceable.
