@@ -18,7 +18,9 @@
 //! limit with other processes; needs the `redis` feature),
 //! `SHOWCASE_ADMIN_PASSWORD` (the `admin` account made in development on
 //! an empty database, `tern-showcase`), `SHOWCASE_COMPRESSION` (`true`:
-//! `tern_site::compression()` on every response; off by default).
+//! `tern_site::compression::install`, compression on every response with
+//! a cache of compressed answers, `SITE_COMPRESSION_CACHE` bytes; off by
+//! default).
 
 mod chat;
 mod content;
@@ -172,8 +174,10 @@ fn app(showcase: &Showcase) -> Result<App<items::Store>, String> {
     let app = tern_admin::install(app, admin());
     let password = showcase.admin_password.expose().to_owned();
     let app = app.on_start(move |app| development_admin(app, password.clone()));
+    // Compression, with its cache of compressed answers sized by
+    // `SITE_COMPRESSION_CACHE` and counted at `/metrics`.
     let app = if showcase.compression {
-        app.layer(tern_site::compression())
+        tern_site::compression::install(app)
     } else {
         app
     };

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::{ensure, Context, Result};
 
+use super::cache::{self, CacheCounts};
 use super::check::check_all;
 use super::report::{ratio_summary, Report, RowResult, Trial};
 use super::{rotation, rows, Options, Row, PAGES};
@@ -63,6 +64,9 @@ fn measure(
             ("TERN_WORKERS", "1"),
             ("SHOWCASE_COMPRESSION", "true"),
             ("SHOWCASE_RATE_LIMIT", "1000000000"),
+            // `/metrics`, for the hit rate of the cache of compressed
+            // answers (`tern_site_compression_cache_total`).
+            ("TERN_METRICS", "on"),
             ("RUST_LOG", "info"),
         ],
     )?;
@@ -88,7 +92,11 @@ fn measure(
         paths.push(path);
     }
     let mut problems = Vec::new();
+    // Each row's cache counts over its measured trials (the warm-up's
+    // are left out).
+    let mut counts: Vec<Option<CacheCounts>> = vec![None; rows.len()];
     let mut load = |i: usize, seconds: f64, round: usize, position: usize| -> Result<Trial> {
+        let before = cache::read(&server)?;
         let m = wrk::measure(
             &server,
             &paths[i],
@@ -106,6 +114,12 @@ fn measure(
                     format!(", round {round}")
                 },
             ));
+        }
+        if round > 0 {
+            if let (Some(before), Some(after)) = (before, cache::read(&server)?) {
+                let delta = after.since(before);
+                counts[i] = Some(counts[i].unwrap_or_default().plus(delta));
+            }
         }
         let n = m.load.requests.max(1) as f64;
         Ok(Trial {
@@ -160,7 +174,8 @@ fn measure(
         .iter()
         .zip(answers)
         .zip(&trials)
-        .map(|((&row, answer), t)| {
+        .zip(counts)
+        .map(|(((&row, answer), t), cache)| {
             let page = &PAGES[row.page];
             let own = rps(row);
             let ratio = (row.page != 0).then(|| ratio_summary(&own, &rps(row.reference())));
@@ -183,6 +198,7 @@ fn measure(
                     .then(|| ratio_summary(&own, &rps(Row { br: false, ..row }))),
                 cpu_us_per_req: summarize(&t.iter().map(|t| t.cpu_us_per_req).collect::<Vec<_>>()),
                 wire_bytes: summarize(&t.iter().map(|t| t.wire_bytes).collect::<Vec<_>>()),
+                cache,
             }
         })
         .collect();

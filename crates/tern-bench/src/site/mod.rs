@@ -10,13 +10,17 @@
 //!
 //! Each row is measured twice: without `Accept-Encoding`, and with
 //! `Accept-Encoding: br`. The showcase runs with
-//! `SHOWCASE_COMPRESSION=true` (`tern_site::compression()`: brotli, zstd
-//! and gzip for text of [`COMPRESSION_FLOOR`] bytes or more), so the
-//! `br` rows of the home page and `/index.json` are compressed on every
-//! request; `/plaintext` and a `/llms.txt` under the floor are sent as
-//! they are, and their `br` rows are the same bytes as their plain rows.
-//! `plaintext br` is still measured: it is the reference of the `br`
-//! rows, taken under the same headers.
+//! `SHOWCASE_COMPRESSION=true` (`tern_site::compression::install`:
+//! brotli, zstd and gzip for text of [`COMPRESSION_FLOOR`] bytes or
+//! more, with its cache of compressed answers), so the `br` rows of the
+//! home page and `/index.json` are rendered on every request and
+//! compressed once per distinct body; `/plaintext` and a `/llms.txt`
+//! under the floor are sent as they are, and their `br` rows are the
+//! same bytes as their plain rows. `plaintext br` is still measured: it
+//! is the reference of the `br` rows, taken under the same headers. The
+//! showcase runs with `TERN_METRICS=on`, and the lab reads the cache's
+//! counts at `/metrics` before and after every trial: each row reports
+//! the hit rate of its own measured load.
 //!
 //! **Method.** One showcase process per run, started in a scratch
 //! directory (its SQLite database under `./data/` there), pinned to the
@@ -51,12 +55,15 @@
 use std::path::PathBuf;
 
 // The pages and the rows measured (pages), the check of their answers
-// (check), the run (lab), and what it records and prints (report).
+// (check), the cache's counts (cache), the run (lab), and what it
+// records and prints (report).
+mod cache;
 mod check;
 mod lab;
 mod pages;
 mod report;
 
+pub use cache::CacheCounts;
 pub use check::{check, Answer};
 pub use lab::run;
 pub use pages::{rotation, rows, Page, Row, PAGES};

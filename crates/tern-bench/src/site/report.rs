@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::Answer;
+use super::{Answer, CacheCounts};
 use crate::{
     console::group_thousands,
     machine::Machine,
@@ -73,6 +73,9 @@ pub struct RowResult {
     pub cpu_us_per_req: Summary,
     /// Bytes read per response, headers included.
     pub wire_bytes: Summary,
+    /// The showcase's cache of compressed answers during this row's
+    /// measured trials (`None`: no counts at its `/metrics`).
+    pub cache: Option<CacheCounts>,
 }
 
 /// The report.
@@ -120,7 +123,7 @@ fn grouped(v: f64) -> String {
 pub fn terminal(r: &Report) -> String {
     let mut out = format!("machine: {}\n", r.machine.summary(true));
     out.push_str(&format!(
-        "method: {} round(s) of {} s per row ({} s of warm-up per row first), all rows against one showcase process (SHOWCASE_COMPRESSION=true, TERN_WORKERS=1) on core(s) {}, wrk -t1 -c{} on core(s) {}, rows rotated each round{}\nshowcase: {} (sha256 {})\n\n",
+        "method: {} round(s) of {} s per row ({} s of warm-up per row first), all rows against one showcase process (SHOWCASE_COMPRESSION=true, TERN_WORKERS=1, TERN_METRICS=on) on core(s) {}, wrk -t1 -c{} on core(s) {}, rows rotated each round{}\nshowcase: {} (sha256 {})\n\n",
         r.rounds,
         r.seconds,
         r.warmup_s,
@@ -132,7 +135,7 @@ pub fn terminal(r: &Report) -> String {
         r.showcase_sha256.get(..12).unwrap_or(&r.showcase_sha256),
     ));
     out.push_str(&format!(
-        "{:<14} {:>26} {:>22} {:>6} {:>5} {:>8} {:>8} {:>9} {:>9} {:>20}\n",
+        "{:<14} {:>26} {:>22} {:>6} {:>5} {:>8} {:>8} {:>9} {:>9} {:>20} {:>9}\n",
         "row",
         "req/s [min-max]",
         "/ plaintext [min-max]",
@@ -142,14 +145,15 @@ pub fn terminal(r: &Report) -> String {
         "sent B",
         "wire B",
         "CPU/req",
-        "br / plain [min-max]"
+        "br / plain [min-max]",
+        "cache hit"
     ));
     for row in &r.rows {
         let ratio = row.ratio.map_or("reference".to_owned(), |s| {
             format!("{:.3} [{:.3}-{:.3}]", s.median, s.min, s.max)
         });
         out.push_str(&format!(
-            "{:<14} {:>26} {:>22} {:>6} {:>5} {:>8} {:>8} {:>9} {:>7.1}us {:>20}\n",
+            "{:<14} {:>26} {:>22} {:>6} {:>5} {:>8} {:>8} {:>9} {:>7.1}us {:>20} {:>9}\n",
             row.row,
             format!(
                 "{} [{}-{}]",
@@ -172,6 +176,9 @@ pub fn terminal(r: &Report) -> String {
                 "{:.3} [{:.3}-{:.3}]",
                 s.median, s.min, s.max
             )),
+            row.cache
+                .and_then(CacheCounts::hit_rate)
+                .map_or(String::new(), |r| format!("{:.2}%", r * 100.0)),
         ));
     }
     let goals: Vec<&RowResult> = r.rows.iter().filter(|row| row.goal.is_some()).collect();
