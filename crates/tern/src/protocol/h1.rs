@@ -359,6 +359,16 @@ impl ConnectionTokens {
 /// **`Expect: 100-continue`** (RFC 9110 §10.1.1): honoured on HTTP/1.1 only
 /// (a server MUST ignore it from HTTP/1.0), the value compared
 /// case-insensitively; other expectations are ignored, as hyper does.
+/// Whether a comma-separated field value lists `token` (case-insensitive,
+/// optional whitespace around each element; RFC 9110 §5.6.1), such as
+/// `trailers` in `TE` (RFC 9110 §10.1.4: only then may an answer carry a
+/// trailer section).
+pub(crate) fn lists_token(value: &[u8], token: &[u8]) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|element| trim_ows(element).eq_ignore_ascii_case(token))
+}
+
 pub(crate) fn expects_continue(version: Version, value: &[u8]) -> bool {
     version == Version::HTTP_11 && trim_ows(value).eq_ignore_ascii_case(b"100-continue")
 }

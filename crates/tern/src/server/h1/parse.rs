@@ -135,6 +135,8 @@ pub(crate) struct Head {
     /// `Connection: upgrade` with `Upgrade` on HTTP/1.1, or `CONNECT`:
     /// nothing after this request is parsed until its answer decides.
     pub(crate) upgrade: bool,
+    /// `TE` lists `trailers`: the answer may carry a trailer section.
+    pub(crate) te_trailers: bool,
 }
 
 impl Head {
@@ -199,6 +201,7 @@ pub(crate) fn head(bytes: &Bytes, limits: &Limits) -> Result<Head, Refusal> {
     let mut connection = ConnectionTokens::default();
     let mut expect_continue = false;
     let mut upgrade_field = false;
+    let mut te_trailers = false;
     for field in req.headers.iter() {
         let name = HeaderName::from_bytes(field.name.as_bytes()).map_err(|_| Refusal::parse())?;
         if name == header::CONTENT_LENGTH {
@@ -214,6 +217,8 @@ pub(crate) fn head(bytes: &Bytes, limits: &Limits) -> Result<Head, Refusal> {
             expect_continue |= h1::expects_continue(version, field.value);
         } else if name == header::UPGRADE {
             upgrade_field = true;
+        } else if name == header::TE {
+            te_trailers |= h1::lists_token(field.value, b"trailers");
         }
         let value = HeaderValue::from_maybe_shared(bytes.slice_ref(field.value))
             .map_err(|_| Refusal::parse())?;
@@ -245,6 +250,7 @@ pub(crate) fn head(bytes: &Bytes, limits: &Limits) -> Result<Head, Refusal> {
         keep_alive: connection.keep_alive(version),
         expect_continue,
         upgrade,
+        te_trailers,
     })
 }
 

@@ -295,12 +295,10 @@ pub(crate) fn end_chunked(buf: &mut Vec<u8>, trailers: Option<&HeaderMap>) {
 /// Whether a request's `TE` field lists `trailers` (RFC 9110 §10.1.4):
 /// only then is a trailer section sent.
 pub(crate) fn accepts_trailers(request: &HeaderMap) -> bool {
-    request.get_all(header::TE).iter().any(|value| {
-        value
-            .as_bytes()
-            .split(|&b| b == b',')
-            .any(|coding| h1::trim_ows(coding).eq_ignore_ascii_case(b"trailers"))
-    })
+    request
+        .get_all(header::TE)
+        .iter()
+        .any(|value| h1::lists_token(value.as_bytes(), b"trailers"))
 }
 
 /// hyper's list of fields not sent in a trailer section

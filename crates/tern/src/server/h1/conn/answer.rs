@@ -7,12 +7,11 @@ use std::{
     task::{Context, Poll},
 };
 
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use http_body::Body as _;
-use tern_core::{body::Body, Response};
-use tokio::sync::oneshot;
+use tern_core::Response;
 
-use super::{says_close, Facts, H1Conn, Handover, Incoming, State, Step, MAX_UNSENT};
+use super::{Facts, H1Conn, Incoming, State, Step, MAX_UNSENT};
 use crate::server::{
     h1::{body::Event, buf::Socket, write},
     watchdog::Linger,
@@ -23,31 +22,26 @@ where
     S: Socket + Linger + 'static,
 {
     /// Writes the answer's head and moves on to its body.
-    pub(super) fn respond(
-        &mut self,
-        res: Response,
-        facts: Facts,
-        mut incoming: Incoming,
-        upgrade: Option<oneshot::Sender<Handover>>,
-    ) {
+    pub(super) fn respond(&mut self, res: Response, facts: Facts) {
         let (parts, body) = res.into_parts();
         let status = parts.status;
-        let switching = upgrade.is_some()
+        let switching = self.upgrade.is_some()
             && (status == StatusCode::SWITCHING_PROTOCOLS
                 || (facts.method == write::Method::Connect && status.is_success()));
-        let mut keep_alive = facts.keep_alive
-            && self.draining.is_none()
-            && !says_close(&parts.headers)
-            && !matches!(incoming, Incoming::Broken);
-        // A body the handler is done with but that is not over: what is
-        // buffered of it is dropped; if that is not all of it, the
-        // connection cannot find the next request and closes after this
-        // answer (which says so).
-        if let Incoming::Feeding { feed, .. } = &incoming {
-            if feed.body_dropped() {
-                self.discard(&mut incoming);
-                if !matches!(incoming, Incoming::Done) {
-                    keep_alive = false;
+        if !switching {
+            self.upgrade = None;
+        }
+        let mut keep_alive = facts.keep_alive && self.draining.is_none();
+        match &self.incoming {
+            Incoming::Done => {}
+            Incoming::Broken => keep_alive = false,
+            // A body the handler is done with but that is not over: what
+            // is buffered of it is dropped; if that is not all of it, the
+            // connection cannot find the next request and closes after
+            // this answer (which says so).
+            Incoming::Feeding { feed, .. } => {
+                if feed.body_dropped() {
+                    keep_alive &= self.discard();
                 }
             }
         }
@@ -57,53 +51,46 @@ where
             method: facts.method,
             keep_alive,
         };
+        // The writer also reads the app's own `connection: close`.
         let written = write::head(self.wr(), &parts, &size, &req);
-        let framing = written.framing;
         keep_alive &= written.keep_alive;
+        self.body = Some(body);
         self.state = State::Answer {
-            body,
-            framing,
+            framing: written.framing,
             facts,
             keep_alive,
-            incoming,
-            trailers: None,
-            upgrade: if switching { upgrade } else { None },
         };
     }
 
-    /// Drops what the read buffer holds of a body nobody reads.
-    pub(super) fn discard(&mut self, incoming: &mut Incoming) {
-        let Incoming::Feeding { decoder, .. } = incoming else {
-            return;
+    /// Drops what the read buffer holds of a body nobody reads: true if
+    /// that was all of it.
+    pub(super) fn discard(&mut self) -> bool {
+        let Incoming::Feeding { decoder, .. } = &mut self.incoming else {
+            return matches!(self.incoming, Incoming::Done);
         };
         loop {
             match decoder.decode(&mut self.rd) {
                 Ok(Some(Event::End)) => {
-                    *incoming = Incoming::Done;
-                    return;
+                    self.incoming = Incoming::Done;
+                    return true;
                 }
                 Ok(Some(_)) => {}
-                Ok(None) => return,
+                Ok(None) => return false,
                 Err(_) => {
-                    *incoming = Incoming::Broken;
-                    return;
+                    self.incoming = Incoming::Broken;
+                    return false;
                 }
             }
         }
     }
 
     /// Writes the answer's body.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn answer(
         &mut self,
         cx: &mut Context<'_>,
-        mut body: Body,
         mut framing: write::Framing,
         facts: Facts,
         mut keep_alive: bool,
-        mut incoming: Incoming,
-        mut trailers: Option<HeaderMap>,
-        upgrade: Option<oneshot::Sender<Handover>>,
     ) -> Step {
         let bodyless = matches!(framing, write::Framing::Empty);
         loop {
@@ -117,22 +104,21 @@ where
                     }
                     Poll::Pending => {
                         self.state = State::Answer {
-                            body,
                             framing,
                             facts,
                             keep_alive,
-                            incoming,
-                            trailers,
-                            upgrade,
                         };
                         return Step::Wait;
                     }
                 }
             }
+            let Some(body) = self.body.as_mut() else {
+                break;
+            };
             if bodyless && body.is_end_stream() {
                 break;
             }
-            match Pin::new(&mut body).poll_frame(cx) {
+            match Pin::new(body).poll_frame(cx) {
                 Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
                     Ok(mut data) => {
                         if let write::Framing::Length(left) = &mut framing {
@@ -153,7 +139,7 @@ where
                     }
                     Err(frame) => {
                         if let Ok(t) = frame.into_trailers() {
-                            trailers = Some(t);
+                            self.trailers = Some(t);
                         }
                     }
                 },
@@ -162,27 +148,26 @@ where
                     // The answer cannot be completed: its framing tells the
                     // client it is cut short when the connection closes.
                     tracing::debug!(error = %e, "answer body failed: closing the connection");
+                    self.body = None;
                     self.state = State::Close;
                     return Step::Again;
                 }
                 Poll::Pending => {
                     // A body read on another task may still want data.
-                    let _ = self.feed(cx, &mut incoming);
+                    let _ = self.feed(cx);
                     self.state = State::Answer {
-                        body,
                         framing,
                         facts,
                         keep_alive,
-                        incoming,
-                        trailers,
-                        upgrade,
                     };
                     return Step::Wait;
                 }
             }
         }
+        self.body = None;
         match framing {
             write::Framing::Chunked => {
+                let trailers = self.trailers.take();
                 let sent = trailers.as_ref().filter(|_| facts.trailers);
                 write::end_chunked(self.wr(), sent);
             }
@@ -190,23 +175,15 @@ where
             write::Framing::Length(left) if left > 0 => keep_alive = false,
             _ => {}
         }
-        drop(body);
-        if let Some(tx) = upgrade {
-            self.state = State::Upgrade(Some(tx));
+        if self.upgrade.is_some() {
+            self.state = State::Upgrade;
             return Step::Again;
         }
-        match incoming {
-            Incoming::Done => {}
-            Incoming::Broken => keep_alive = false,
-            Incoming::Feeding { .. } => {
-                // Still read by someone: the connection cannot serve the
-                // next request before the body is over. Drop what is
-                // buffered; if the body goes on, close.
-                self.discard(&mut incoming);
-                if !matches!(incoming, Incoming::Done) {
-                    keep_alive = false;
-                }
-            }
+        // A body still read by someone: the connection cannot serve the
+        // next request before it is over. What is buffered is dropped; if
+        // the body goes on, the connection closes.
+        if !matches!(self.incoming, Incoming::Done) {
+            keep_alive &= self.discard();
         }
         self.state = if keep_alive {
             State::Head
@@ -217,23 +194,16 @@ where
     }
 
     /// Flushes the `101` and hands the socket over.
-    pub(super) fn upgrade(
-        &mut self,
-        cx: &mut Context<'_>,
-        tx: Option<oneshot::Sender<Handover>>,
-    ) -> Step {
+    pub(super) fn upgrade(&mut self, cx: &mut Context<'_>) -> Step {
         match self.poll_flush(cx) {
             Poll::Ready(Ok(())) => {}
             Poll::Ready(Err(_)) => {
                 self.state = State::Done;
                 return Step::Again;
             }
-            Poll::Pending => {
-                self.state = State::Upgrade(tx);
-                return Step::Wait;
-            }
+            Poll::Pending => return Step::Wait,
         }
-        if let (Some(tx), Some(io)) = (tx, self.io.take()) {
+        if let (Some(tx), Some(io)) = (self.upgrade.take(), self.io.take()) {
             let read = std::mem::take(&mut self.rd).freeze();
             // A handler that answered 101 without asking for the socket:
             // it comes back here and is dropped (closed).

@@ -39,7 +39,7 @@ use std::{
 };
 
 use bytes::BytesMut;
-use http::{header, HeaderMap, Version};
+use http::{HeaderMap, Version};
 use tern_core::body::{conn::Feed, Body};
 use tokio::{
     sync::{oneshot, watch},
@@ -93,25 +93,23 @@ enum Incoming {
     Broken,
 }
 
+/// Where the connection is. Small and `Copy`: what a request holds (the
+/// app's future, the answer's body, the request body's feed) lives in
+/// the connection's fields, so no step moves it.
+#[derive(Clone, Copy)]
 enum State {
+    /// Reading (or waiting for) the next head.
     Head,
-    Serve {
-        fut: ResponseFuture,
-        facts: Facts,
-        incoming: Incoming,
-        upgrade: Option<oneshot::Sender<Handover>>,
-    },
+    /// The app's future (`fut`) is polled.
+    Serve(Facts),
+    /// The answer's body (`body`) is written under `framing`.
     Answer {
-        body: Body,
         framing: write::Framing,
         facts: Facts,
         keep_alive: bool,
-        incoming: Incoming,
-        trailers: Option<HeaderMap>,
-        upgrade: Option<oneshot::Sender<Handover>>,
     },
-    /// A `101` written: flush it, then hand the socket over.
-    Upgrade(Option<oneshot::Sender<Handover>>),
+    /// A `101` written: flush it, then hand the socket over (`upgrade`).
+    Upgrade,
     /// Flush, shut down, close lingering.
     Close,
     /// A client that stopped reading: reset.
@@ -149,6 +147,15 @@ where
     /// Bytes of `wr` already written.
     wr_at: usize,
     state: State,
+    /// The app's future for the request being served.
+    fut: Option<ResponseFuture>,
+    /// The body of the answer being written, and its trailers.
+    body: Option<Body>,
+    trailers: Option<HeaderMap>,
+    /// The request body still to come.
+    incoming: Incoming,
+    /// The hand-over of an upgrade the request asked for.
+    upgrade: Option<oneshot::Sender<Handover>>,
     /// The socket's read side ended.
     eof: bool,
     /// Requests served so far.
@@ -198,6 +205,11 @@ where
             wr: Vec::new(),
             wr_at: 0,
             state: State::Head,
+            fut: None,
+            body: None,
+            trailers: None,
+            incoming: Incoming::Done,
+            upgrade: None,
             eof: false,
             requests: 0,
             accepted,
@@ -217,26 +229,15 @@ where
     }
 
     fn step(&mut self, cx: &mut Context<'_>) -> Step {
-        match std::mem::replace(&mut self.state, State::Done) {
+        match self.state {
             State::Head => self.head(cx),
-            State::Serve {
-                fut,
-                facts,
-                incoming,
-                upgrade,
-            } => self.serve(cx, fut, facts, incoming, upgrade),
+            State::Serve(facts) => self.serve(cx, facts),
             State::Answer {
-                body,
                 framing,
                 facts,
                 keep_alive,
-                incoming,
-                trailers,
-                upgrade,
-            } => self.answer(
-                cx, body, framing, facts, keep_alive, incoming, trailers, upgrade,
-            ),
-            State::Upgrade(tx) => self.upgrade(cx, tx),
+            } => self.answer(cx, framing, facts, keep_alive),
+            State::Upgrade => self.upgrade(cx),
             State::Close => self.close(cx),
             State::Reset => {
                 if let Some(io) = self.io.take() {
@@ -248,15 +249,6 @@ where
             State::Done => Step::Wait,
         }
     }
-}
-
-/// Whether the app's answer says `Connection: close`.
-fn says_close(headers: &HeaderMap) -> bool {
-    headers.get_all(header::CONNECTION).iter().any(|v| {
-        v.as_bytes()
-            .split(|b| *b == b',')
-            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
-    })
 }
 
 impl<S> Future for H1Conn<S>

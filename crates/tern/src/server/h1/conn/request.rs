@@ -11,11 +11,10 @@ use std::{
 
 use http::Version;
 use tern_core::body::Body;
-use tokio::{sync::oneshot, time::Instant};
+use tokio::time::Instant;
 
-use super::{Facts, H1Conn, Handover, Incoming, PendingUpgrade, State, Step};
+use super::{Facts, H1Conn, Incoming, PendingUpgrade, State, Step};
 use crate::{
-    app::ResponseFuture,
     metrics::http::Reason,
     protocol::h1::Refusal,
     server::{
@@ -109,7 +108,8 @@ where
             keep_alive: false,
             trailers: false,
         };
-        self.respond(res, facts, Incoming::Broken, None);
+        self.incoming = Incoming::Broken;
+        self.respond(res, facts);
         Step::Again
     }
 
@@ -120,79 +120,68 @@ where
             version: head.version,
             method: write::Method::of(&head.method),
             keep_alive: head.keep_alive,
-            trailers: write::accepts_trailers(&head.headers),
+            trailers: head.te_trailers,
         };
-        let body_limits = h1body::Limits {
-            max_body: self.settings.limits.max_body,
-            max_trailer_bytes: self.settings.limits.max_head,
-            max_trailer_fields: self.settings.limits.max_headers,
-        };
-        let (body, incoming) = match head.framing {
-            Framing::None | Framing::Length(0) => (Body::empty(), Incoming::Done),
+        let body = match head.framing {
+            Framing::None | Framing::Length(0) => Body::empty(),
             Framing::Length(n) if self.rd.len() as u64 >= n => {
                 // The common small body: all of it read with the head.
                 let n = usize::try_from(n).unwrap_or(usize::MAX);
-                (Body::from(self.rd.split_to(n).freeze()), Incoming::Done)
+                Body::from(self.rd.split_to(n).freeze())
             }
             Framing::Length(n) => {
                 let (feed, body) = Body::from_conn(Some(n), head.expect_continue);
-                let decoder = Decoder::length(n, body_limits);
-                (body, Incoming::Feeding { feed, decoder })
+                let decoder = Decoder::length(n, self.body_limits());
+                self.incoming = Incoming::Feeding { feed, decoder };
+                body
             }
             Framing::Chunked => {
                 let (feed, body) = Body::from_conn(None, head.expect_continue);
-                let decoder = Decoder::chunked(body_limits);
-                (body, Incoming::Feeding { feed, decoder })
+                let decoder = Decoder::chunked(self.body_limits());
+                self.incoming = Incoming::Feeding { feed, decoder };
+                body
             }
         };
         let upgrade_asked = head.upgrade;
         let mut req = http::Request::from_parts(head.into_parts(), body);
-        let upgrade = upgrade_asked.then(|| {
+        if upgrade_asked {
             let (tx, pending) = PendingUpgrade::new();
             req.extensions_mut().insert(pending);
-            tx
-        });
-        let fut = self.settings.app.call_with_drain(
+            self.upgrade = Some(tx);
+        }
+        self.fut = Some(self.settings.app.call_with_drain(
             req,
             Some(self.settings.peer),
             Some(Arc::clone(&self.settings.drain)),
-        );
-        self.state = State::Serve {
-            fut,
-            facts,
-            incoming,
-            upgrade,
-        };
+        ));
+        self.state = State::Serve(facts);
         Step::Again
     }
 
+    fn body_limits(&self) -> h1body::Limits {
+        h1body::Limits {
+            max_body: self.settings.limits.max_body,
+            max_trailer_bytes: self.settings.limits.max_head,
+            max_trailer_fields: self.settings.limits.max_headers,
+        }
+    }
+
     /// Polls the app for the answer, feeding the request body meanwhile.
-    pub(super) fn serve(
-        &mut self,
-        cx: &mut Context<'_>,
-        mut fut: ResponseFuture,
-        facts: Facts,
-        mut incoming: Incoming,
-        upgrade: Option<oneshot::Sender<Handover>>,
-    ) -> Step {
+    pub(super) fn serve(&mut self, cx: &mut Context<'_>, facts: Facts) -> Step {
         loop {
-            if let Poll::Ready(res) = Pin::new(&mut fut).poll(cx) {
-                drop(fut);
-                self.respond(res, facts, incoming, upgrade);
+            let Some(fut) = self.fut.as_mut() else {
+                self.state = State::Close;
+                return Step::Again;
+            };
+            if let Poll::Ready(res) = Pin::new(fut).poll(cx) {
+                self.fut = None;
+                self.respond(res, facts);
                 return Step::Again;
             }
-            match self.feed(cx, &mut incoming) {
+            match self.feed(cx) {
                 // The body took something: the handler may go on.
                 Poll::Ready(true) => continue,
-                Poll::Ready(false) | Poll::Pending => {
-                    self.state = State::Serve {
-                        fut,
-                        facts,
-                        incoming,
-                        upgrade,
-                    };
-                    return Step::Wait;
-                }
+                Poll::Ready(false) | Poll::Pending => return Step::Wait,
             }
         }
     }
@@ -200,7 +189,17 @@ where
     /// Feeds the request body what it asks for: `Ready(true)` when it
     /// queued something (or ended the body), `Ready(false)` when there is
     /// nothing to do, `Pending` when it waits for the socket or the body.
-    pub(super) fn feed(&mut self, cx: &mut Context<'_>, incoming: &mut Incoming) -> Poll<bool> {
+    pub(super) fn feed(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        if !matches!(self.incoming, Incoming::Feeding { .. }) {
+            return Poll::Ready(false);
+        }
+        let mut incoming = std::mem::replace(&mut self.incoming, Incoming::Done);
+        let fed = self.feed_from(cx, &mut incoming);
+        self.incoming = incoming;
+        fed
+    }
+
+    fn feed_from(&mut self, cx: &mut Context<'_>, incoming: &mut Incoming) -> Poll<bool> {
         let Incoming::Feeding { feed, .. } = incoming else {
             return Poll::Ready(false);
         };
