@@ -52,8 +52,31 @@ async fn streamed() -> Response {
     ))))
 }
 
+/// 300 KB whole, then 3 streamed frames of 40 KB: data above the
+/// writer's copy limit goes out beside the write buffer.
+async fn big() -> Response {
+    Response::new(Body::from(pattern(300_000)))
+}
+
+async fn big_stream() -> Response {
+    let frames = [0u8, 1, 2].map(|i| {
+        let mut frame = pattern(40_000);
+        frame[0] = b'A' + i;
+        Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from(frame)))
+    });
+    Response::new(Body::new(http_body_util::StreamBody::new(stream::iter(
+        frames,
+    ))))
+}
+
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| b'a' + (i % 26) as u8).collect()
+}
+
 fn app() -> App {
     App::new()
+        .route("/big", get(big))
+        .route("/big-stream", get(big_stream))
         .route("/echo", post(echo))
         .route("/stream", get(streamed))
         .route("/ignore", post(|| async { "ignored" }))
@@ -262,4 +285,55 @@ async fn pipelined_requests_are_answered_in_order_then_the_half_closed_end() {
         .collect();
     assert_eq!(bodies(&text), want, "{text}");
     assert!(closed);
+}
+
+#[tokio::test]
+async fn large_answers_arrive_whole_in_order_to_a_slow_reader() {
+    let server = spawn().await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(
+            b"GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /big-stream HTTP/1.1\r\nHost: x\r\n\r\n\
+              GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    // Read slowly at first, so that the server's writes block.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .expect("the answers keep coming")
+            .unwrap();
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8(out).unwrap();
+    let whole = String::from_utf8(pattern(300_000)).unwrap();
+    let (first, rest) = text.split_once("\r\n\r\n").unwrap();
+    assert!(first.starts_with("HTTP/1.1 200 ") && first.contains("content-length: 300000"));
+    assert!(rest.starts_with(&whole));
+    let rest = &rest[whole.len()..];
+    let (second, rest) = rest.split_once("\r\n\r\n").unwrap();
+    assert!(second.contains("transfer-encoding: chunked"), "{second}");
+    // Three chunks of 40,000 bytes (9c40 in hex), then the last chunk.
+    let mut rest = rest;
+    for i in 0..3u8 {
+        // (hex digits in either case: hyper writes `9C40`)
+        let chunk = rest
+            .strip_prefix("9c40\r\n")
+            .or_else(|| rest.strip_prefix("9C40\r\n"))
+            .expect("a chunk of 40000 bytes");
+        assert_eq!(chunk.as_bytes()[0], b'A' + i);
+        assert_eq!(&chunk[1..40_000], &String::from_utf8(pattern(40_000)).unwrap()[1..]);
+        rest = chunk[40_000..].strip_prefix("\r\n").unwrap();
+    }
+    let rest = rest.strip_prefix("0\r\n\r\n").unwrap();
+    let (third, body) = rest.split_once("\r\n\r\n").unwrap();
+    assert!(third.contains("connection: close"), "{third}");
+    assert_eq!(body, whole);
 }

@@ -94,7 +94,7 @@ where
     ) -> Step {
         let bodyless = matches!(framing, write::Framing::Empty);
         loop {
-            if self.wr.len() - self.wr_at >= MAX_UNSENT {
+            if self.big.is_some() || self.wr.len() - self.wr_at >= MAX_UNSENT {
                 match self.poll_flush(cx) {
                     Poll::Ready(Ok(())) => {}
                     Poll::Ready(Err(e)) => {
@@ -133,7 +133,18 @@ where
                             }
                             *left -= data.len() as u64;
                         }
-                        if !bodyless {
+                        if bodyless || data.is_empty() {
+                            continue;
+                        }
+                        if data.len() > write::COPY_MAX {
+                            // Written beside the buffer, not copied into
+                            // it (the loop's top writes it out first).
+                            if framing == write::Framing::Chunked {
+                                write::chunk_prefix(self.wr(), data.len());
+                                self.after_big = Some(write::CHUNK_END);
+                            }
+                            self.big = Some(data);
+                        } else {
                             write::data(self.wr(), framing, &data);
                         }
                     }
@@ -215,7 +226,7 @@ where
 
     /// Flushes what is written, shuts the socket down, closes lingering.
     pub(super) fn close(&mut self, cx: &mut Context<'_>) -> Step {
-        if self.wr_at < self.wr.len() {
+        if self.unsent() {
             match self.poll_flush(cx) {
                 Poll::Ready(Ok(())) => {}
                 Poll::Ready(Err(_)) => {

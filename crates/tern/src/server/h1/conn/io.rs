@@ -41,17 +41,50 @@ where
         }
     }
 
-    /// Writes the write buffer out; `Ready(Ok)` once all of it is written.
+    /// Whether answer bytes wait to be written.
+    pub(super) fn unsent(&self) -> bool {
+        self.wr_at < self.wr.len() || self.big.is_some()
+    }
+
+    /// Writes out the write buffer, then the large body data after it
+    /// (with one vectored write where the socket takes one), then what
+    /// follows that data; `Ready(Ok)` once all of it is written.
     pub(super) fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let Some(io) = self.io.as_mut() else {
             return Poll::Ready(Err(io::ErrorKind::NotConnected.into()));
         };
-        while self.wr_at < self.wr.len() {
-            match Pin::new(&mut io.io).poll_write(cx, &self.wr[self.wr_at..]) {
+        loop {
+            let head = &self.wr[self.wr_at..];
+            let big: &[u8] = self.big.as_deref().unwrap_or(&[]);
+            let written = match (head.is_empty(), big.is_empty()) {
+                (true, true) => match self.after_big.take() {
+                    // The end of the large data's chunk: written next.
+                    Some(tail) => {
+                        self.wr.clear();
+                        self.wr_at = 0;
+                        self.wr.extend_from_slice(tail);
+                        continue;
+                    }
+                    None => break,
+                },
+                (false, true) => Pin::new(&mut io.io).poll_write(cx, head),
+                (true, false) => Pin::new(&mut io.io).poll_write(cx, big),
+                (false, false) => Pin::new(&mut io.io)
+                    .poll_write_vectored(cx, &[io::IoSlice::new(head), io::IoSlice::new(big)]),
+            };
+            match written {
                 Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
-                Poll::Ready(Ok(n)) => {
-                    self.wr_at += n;
+                Poll::Ready(Ok(mut n)) => {
                     self.blocked_since = None;
+                    let from_head = n.min(self.wr.len() - self.wr_at);
+                    self.wr_at += from_head;
+                    n -= from_head;
+                    if let Some(big) = self.big.as_mut() {
+                        bytes::Buf::advance(big, n.min(big.len()));
+                        if big.is_empty() {
+                            self.big = None;
+                        }
+                    }
                 }
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Pending => {

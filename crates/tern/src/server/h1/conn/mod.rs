@@ -146,6 +146,10 @@ where
     wr: Vec<u8>,
     /// Bytes of `wr` already written.
     wr_at: usize,
+    /// Body data larger than [`write::COPY_MAX`], written after `wr`
+    /// without being copied into it, and what follows it (a chunk's end).
+    big: Option<bytes::Bytes>,
+    after_big: Option<&'static [u8]>,
     state: State,
     /// The app's future for the request being served.
     fut: Option<ResponseFuture>,
@@ -204,6 +208,8 @@ where
             scan: Scan::default(),
             wr: Vec::new(),
             wr_at: 0,
+            big: None,
+            after_big: None,
             state: State::Head,
             fut: None,
             body: None,

@@ -86,7 +86,7 @@ where
                         if self.idle_since.is_none() {
                             self.idle_since = Some(Instant::now());
                         }
-                        if self.rd.is_empty() && self.wr_at == self.wr.len() {
+                        if self.rd.is_empty() && !self.unsent() {
                             self.release_buffers();
                         }
                     } else if self.head_since.is_none() {
@@ -214,7 +214,7 @@ where
         }
         // Whatever is unsent (a `100 Continue`) goes out before the body is
         // waited for.
-        if self.wr_at < self.wr.len() {
+        if self.unsent() {
             match self.poll_flush(cx) {
                 Poll::Ready(Ok(())) => {}
                 Poll::Ready(Err(_)) => {

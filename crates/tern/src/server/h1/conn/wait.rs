@@ -55,7 +55,7 @@ where
     /// Before waiting: writes the batch, watches the stop signal and the
     /// timer. `Ready` when something happened that needs another step.
     pub(super) fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if self.wr_at < self.wr.len() && !matches!(self.state, State::Done) {
+        if self.unsent() && !matches!(self.state, State::Done) {
             match self.poll_flush(cx) {
                 Poll::Ready(Ok(())) => {
                     // Written: a state that waited for it goes on.
