@@ -329,7 +329,10 @@ async fn large_answers_arrive_whole_in_order_to_a_slow_reader() {
             .or_else(|| rest.strip_prefix("9C40\r\n"))
             .expect("a chunk of 40000 bytes");
         assert_eq!(chunk.as_bytes()[0], b'A' + i);
-        assert_eq!(&chunk[1..40_000], &String::from_utf8(pattern(40_000)).unwrap()[1..]);
+        assert_eq!(
+            &chunk[1..40_000],
+            &String::from_utf8(pattern(40_000)).unwrap()[1..]
+        );
         rest = chunk[40_000..].strip_prefix("\r\n").unwrap();
     }
     let rest = rest.strip_prefix("0\r\n\r\n").unwrap();
