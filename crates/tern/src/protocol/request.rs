@@ -14,7 +14,8 @@ use super::{close_after_refusal, host};
 #[allow(clippy::result_large_err)] // the error path is the rare one
 pub(crate) fn check_request(req: &Request, max_body: u64) -> Result<(), (Response, Reason)> {
     let http1 = req.version() <= Version::HTTP_11;
-    if let Err(problem) = check_head(req, max_body) {
+    let fields = Fields::of(req);
+    if let Err(problem) = check_head(req, &fields, max_body) {
         let unsupported_coding = problem.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE;
         let reason = match problem.status() {
             StatusCode::PAYLOAD_TOO_LARGE => Reason::BodyTooLarge,
@@ -37,7 +38,7 @@ pub(crate) fn check_request(req: &Request, max_body: u64) -> Result<(), (Respons
     // A junk host (`a:80@b`, `a:80/x`) is never valid, in any environment:
     // refused before the allow-list, so that no pattern, no `Host`
     // extractor and no URL built from it ever sees one.
-    if let Err(detail) = host::check_host(req) {
+    if let Err(detail) = host::check_host(req.uri(), fields.host, fields.hosts, req.version()) {
         let mut res = Problem::new(StatusCode::BAD_REQUEST)
             .with_detail(detail)
             .into_response();
@@ -52,6 +53,8 @@ pub(crate) fn check_request(req: &Request, max_body: u64) -> Result<(), (Respons
 #[derive(Default)]
 struct Fields<'a> {
     hosts: usize,
+    /// The first `Host`.
+    host: Option<&'a HeaderValue>,
     transfer_codings: usize,
     transfer_coding: Option<&'a HeaderValue>,
     content_length: Option<&'a HeaderValue>,
@@ -69,6 +72,7 @@ impl<'a> Fields<'a> {
                 }
             } else if name == header::HOST {
                 fields.hosts += 1;
+                fields.host = fields.host.or(Some(value));
             } else if name == header::TRANSFER_ENCODING {
                 fields.transfer_codings += 1;
                 fields.transfer_coding = Some(value);
@@ -83,8 +87,7 @@ impl<'a> Fields<'a> {
 /// The rules on framing, target and body, in order; the first broken one
 /// is the answer.
 #[allow(clippy::result_large_err)] // the error path is the rare one
-fn check_head(req: &Request, max_body: u64) -> Result<(), Problem> {
-    let fields = Fields::of(req);
+fn check_head(req: &Request, fields: &Fields<'_>, max_body: u64) -> Result<(), Problem> {
     check_target_form(req)?;
     check_host_count(req, fields.hosts)?;
     check_transfer_coding(fields.transfer_coding, fields.transfer_codings)?;
