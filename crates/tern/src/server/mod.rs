@@ -339,6 +339,19 @@ impl Server {
             Some(files) => Some(crate::tls::acceptor(files).map_err(io::Error::other)?),
             None => None,
         };
+        // What every connection of Tern's own HTTP/1 engine shares.
+        let tern = (config.http1 == Http1Engine::Tern).then(|| {
+            Arc::new(TernEngine {
+                settings: Arc::new(h1::conn::Settings {
+                    limits: (&config.limits).into(),
+                    app: self.app.clone(),
+                    drain: Arc::clone(&drain),
+                    timeouts: config.timeouts.clone(),
+                }),
+                builders: Arc::clone(&builder),
+                unread: Arc::clone(&unread),
+            })
+        });
         tokio::pin!(signal);
         loop {
             let (stream, peer) = tokio::select! {
@@ -363,6 +376,32 @@ impl Server {
                 continue;
             };
             let _ = stream.set_nodelay(true);
+            let stop = stop_rx.clone();
+            // One task type per engine: a task is as large as its future,
+            // and the hyper path's (hyper's HTTP/1 connection inline) is
+            // several times Tern's.
+            if let Some(engine) = &tern {
+                let engine = Arc::clone(engine);
+                #[cfg(feature = "tls")]
+                if let Some(tls) = &tls {
+                    let tls = tls.clone();
+                    tokio::spawn(async move {
+                        let header_read = engine.settings.timeouts.header_read;
+                        match tokio::time::timeout(header_read, tls.accept(stream)).await {
+                            Ok(Ok(stream)) => serve_tern(stream, peer, &engine, stop, permit).await,
+                            Ok(Err(e)) => {
+                                tracing::debug!(%peer, error = %e, "TLS handshake failed")
+                            }
+                            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                        }
+                    });
+                    continue;
+                }
+                tokio::spawn(async move {
+                    serve_tern(stream, peer, &engine, stop, permit).await;
+                });
+                continue;
+            }
             let activity = Arc::new(Activity::new());
             let service = ConnService {
                 app: self.app.clone(),
@@ -373,7 +412,6 @@ impl Server {
                 unread: Arc::clone(&unread),
             };
             let builder = Arc::clone(&builder);
-            let stop = stop_rx.clone();
             let timeouts = config.timeouts.clone();
             // Plain and TLS connections are separate tasks: a plain one
             // does not carry the (larger) TLS state in its allocation.
@@ -419,8 +457,8 @@ impl Server {
     }
 }
 
-/// Serves one connection until it closes: HTTP/1 with the engine
-/// `TERN_HTTP1` names, HTTP/2 with hyper.
+/// Serves one connection with hyper (`TERN_HTTP1=hyper`) until it
+/// closes.
 async fn serve_connection<I>(
     io: I,
     builder: &Arc<Builders>,
@@ -430,11 +468,8 @@ async fn serve_connection<I>(
     timeouts: &Timeouts,
     permit: tokio::sync::OwnedSemaphorePermit,
 ) where
-    I: h1::buf::Socket + Linger + 'static,
+    I: AsyncRead + AsyncWrite + Linger + Unpin + Send + 'static,
 {
-    if service.app.config().http1 == Http1Engine::Tern {
-        return serve_tern(io, builder, service, activity, stop, timeouts, permit).await;
-    }
     // The socket holds the connection's permit: an upgraded connection
     // outlives this function and still counts toward the limit.
     let app = service.app.clone();
@@ -443,27 +478,35 @@ async fn serve_connection<I>(
     watch_connection(conn, app, activity, stop, timeouts).await;
 }
 
+/// What the connections of Tern's own HTTP/1 engine share, made once per
+/// server.
+struct TernEngine {
+    settings: Arc<h1::conn::Settings>,
+    /// For a connection that turns out to be HTTP/2 (hyper's).
+    builders: Arc<Builders>,
+    unread: tern_core::body::OnUnread,
+}
+
 /// Serves one connection whose HTTP/1 is Tern's own (`h1`): the first
 /// bytes choose the protocol (within the header timeout), then HTTP/1 is
 /// [`H1Conn`]'s, HTTP/2 hyper's as on the other engine.
 async fn serve_tern<I>(
     io: I,
-    builder: &Arc<Builders>,
-    service: ConnService,
-    activity: Arc<Activity>,
+    peer: std::net::SocketAddr,
+    engine: &TernEngine,
     mut stop: watch::Receiver<bool>,
-    timeouts: &Timeouts,
     permit: tokio::sync::OwnedSemaphorePermit,
 ) where
     I: h1::buf::Socket + Linger + 'static,
 {
-    let app = service.app.clone();
+    let settings = &engine.settings;
+    let timeouts = &settings.timeouts;
     let mut check = preface::PrefaceCheck::new(io);
     let chosen = tokio::select! {
         biased;
         chosen = std::future::poll_fn(|cx| check.poll_choose(cx)) => chosen,
         () = tokio::time::sleep(timeouts.header_read.min(timeouts.keep_alive)) => {
-            if let Some(m) = app.http_metrics() {
+            if let Some(m) = settings.app.http_metrics() {
                 m.reject(Reason::HeaderTimeout);
             }
             return;
@@ -473,29 +516,36 @@ async fn serve_tern<I>(
     match chosen {
         Err(e) => tracing::debug!(error = %e, "connection ended before its protocol was known"),
         Ok(preface::Protocol::Http1) => {
-            if let Some(m) = app.http_metrics() {
+            let metrics = settings.app.http_metrics();
+            if let Some(m) = metrics {
                 m.connection_opened(crate::metrics::http::Protocol::Http1);
             }
             let (io, held, n) = check.into_parts();
-            let settings = h1::conn::Settings {
-                limits: (&app.config().limits).into(),
-                app: app.clone(),
-                peer: service.peer,
-                drain: Arc::clone(&service.drain),
-                timeouts: timeouts.clone(),
-            };
             let io = h1::conn::Permitted::new(io, Some(permit));
-            H1Conn::new(io, &held[..n], settings, stop).await;
-            if let Some(m) = app.http_metrics() {
+            H1Conn::new(io, &held[..n], Arc::clone(settings), peer, stop).await;
+            if let Some(m) = metrics {
                 m.connection_closed(crate::metrics::http::Protocol::Http1);
             }
         }
         Ok(preface::Protocol::Http2) => {
+            let app = settings.app.clone();
+            let activity = Arc::new(Activity::new());
+            let service = ConnService {
+                app: app.clone(),
+                peer,
+                activity: Arc::clone(&activity),
+                max_body: settings.limits.max_body,
+                drain: Arc::clone(&settings.drain),
+                unread: Arc::clone(&engine.unread),
+            };
             let (io, held, n) = check.into_parts();
             let io = WatchedIo::new(io, Arc::clone(&activity), Some(permit), Some(app.clone()));
             let io = preface::PrefaceCheck::replaying(io, &held[..n]);
-            let conn = Connection::chosen(io, service, Arc::clone(builder));
-            watch_connection(conn, app, activity, stop, timeouts).await;
+            let conn = Connection::chosen(io, service, Arc::clone(&engine.builders));
+            // Boxed: HTTP/2 connections are the rare and large ones, and
+            // every HTTP/1 connection's task would otherwise be sized for
+            // hyper's connection.
+            Box::pin(watch_connection(conn, app, activity, stop, timeouts)).await;
         }
     }
 }

@@ -150,7 +150,7 @@ where
                     }
                     Err(frame) => {
                         if let Ok(t) = frame.into_trailers() {
-                            self.trailers = Some(t);
+                            self.trailers = Some(Box::new(t));
                         }
                     }
                 },
@@ -179,7 +179,7 @@ where
         match framing {
             write::Framing::Chunked => {
                 let trailers = self.trailers.take();
-                let sent = trailers.as_ref().filter(|_| facts.trailers);
+                let sent = trailers.as_deref().filter(|_| facts.trailers);
                 write::end_chunked(self.wr(), sent);
             }
             // Shorter than declared: the client learns it from the close.

@@ -86,8 +86,9 @@ struct Facts {
 enum Incoming {
     /// None, or all of it was handed over already.
     Done,
-    /// Being decoded from the read buffer into the body's slot.
-    Feeding { feed: Feed, decoder: Decoder },
+    /// Being decoded from the read buffer into the body's slot (the
+    /// decoder boxed: every idle connection would carry its size).
+    Feeding { feed: Feed, decoder: Box<Decoder> },
     /// Its framing was refused or the client left: the connection closes
     /// after the answer.
     Broken,
@@ -128,7 +129,6 @@ enum Step {
 /// The connection's settings, shared by all its requests.
 pub(in crate::server) struct Settings {
     pub(in crate::server) app: AppService,
-    pub(in crate::server) peer: SocketAddr,
     pub(in crate::server) drain: Arc<DrainState>,
     pub(in crate::server) timeouts: Timeouts,
     pub(in crate::server) limits: parse::Limits,
@@ -140,7 +140,8 @@ where
     S: Socket + Linger + 'static,
 {
     io: Option<Permitted<S>>,
-    settings: Settings,
+    settings: Arc<Settings>,
+    peer: SocketAddr,
     rd: BytesMut,
     scan: Scan,
     wr: Vec<u8>,
@@ -155,7 +156,7 @@ where
     fut: Option<ResponseFuture>,
     /// The body of the answer being written, and its trailers.
     body: Option<Body>,
-    trailers: Option<HeaderMap>,
+    trailers: Option<Box<HeaderMap>>,
     /// The request body still to come.
     incoming: Incoming,
     /// The hand-over of an upgrade the request asked for.
@@ -187,7 +188,8 @@ where
     pub(in crate::server) fn new(
         io: Permitted<S>,
         first: &[u8],
-        settings: Settings,
+        settings: Arc<Settings>,
+        peer: SocketAddr,
         mut stop: watch::Receiver<bool>,
     ) -> Self {
         let mut rd = BytesMut::new();
@@ -204,6 +206,7 @@ where
         H1Conn {
             io: Some(io),
             settings,
+            peer,
             rd,
             scan: Scan::default(),
             wr: Vec::new(),
@@ -292,5 +295,22 @@ where
             io.io.discard_unread();
             io.io.linger_close();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every idle connection holds this much (plus its task's header, the
+    /// socket's registration, its timer and its stop signal): a field that
+    /// grows it must say why. What a request holds only while it is
+    /// served (a request body's decoder, an answer's trailers) is boxed.
+    #[test]
+    fn an_idle_connection_is_small() {
+        let conn = std::mem::size_of::<H1Conn<tokio::net::TcpStream>>();
+        assert!(conn <= 768, "{conn} bytes");
+        assert!(std::mem::size_of::<State>() <= 24);
+        assert!(std::mem::size_of::<Incoming>() <= 24);
     }
 }

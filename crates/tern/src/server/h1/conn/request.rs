@@ -131,13 +131,13 @@ where
             }
             Framing::Length(n) => {
                 let (feed, body) = Body::from_conn(Some(n), head.expect_continue);
-                let decoder = Decoder::length(n, self.body_limits());
+                let decoder = Box::new(Decoder::length(n, self.body_limits()));
                 self.incoming = Incoming::Feeding { feed, decoder };
                 body
             }
             Framing::Chunked => {
                 let (feed, body) = Body::from_conn(None, head.expect_continue);
-                let decoder = Decoder::chunked(self.body_limits());
+                let decoder = Box::new(Decoder::chunked(self.body_limits()));
                 self.incoming = Incoming::Feeding { feed, decoder };
                 body
             }
@@ -149,9 +149,9 @@ where
             req.extensions_mut().insert(pending);
             self.upgrade = Some(tx);
         }
-        self.fut = Some(self.settings.app.call_with_drain(
+        self.fut = Some(self.settings.app.call_checked(
             req,
-            Some(self.settings.peer),
+            Some(self.peer),
             Some(Arc::clone(&self.settings.drain)),
         ));
         self.state = State::Serve(facts);
