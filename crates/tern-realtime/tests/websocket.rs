@@ -74,7 +74,11 @@ struct Server {
 }
 
 async fn start(settings: &[(&str, &str)], report: Option<mpsc::UnboundedSender<String>>) -> Server {
-    let config = Config::from_settings(settings.iter().copied()).unwrap();
+    // `TERN_HTTP1` in the environment chooses the HTTP/1 engine (`.ci/run`
+    // runs these tests on both).
+    let engine = std::env::var("TERN_HTTP1").unwrap_or_default();
+    let engine = (!engine.is_empty()).then_some(("TERN_HTTP1", engine.as_str()));
+    let config = Config::from_settings(settings.iter().copied().chain(engine)).unwrap();
     let service = app(report).build_with(config).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -59,7 +59,11 @@ pub struct Server {
 }
 
 pub async fn start(settings: &[(&str, &str)]) -> Server {
-    let config = Config::from_settings(settings.iter().copied()).unwrap();
+    // `TERN_HTTP1` in the environment chooses the HTTP/1 engine (`.ci/run`
+    // runs these tests on both).
+    let engine = std::env::var("TERN_HTTP1").unwrap_or_default();
+    let engine = (!engine.is_empty()).then_some(("TERN_HTTP1", engine.as_str()));
+    let config = Config::from_settings(settings.iter().copied().chain(engine)).unwrap();
     let service = App::new()
         .settings::<Realtime>("realtime")
         .settings::<tern_realtime::WebSockets>("websocket")
