@@ -14,11 +14,13 @@ const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent
 use crate::{
     context::{Ctx, PathParams},
     metrics::http::Reason,
+    protocol::Fields,
 };
 
 /// Checks done before any middleware: the protocol rules
 /// (`crate::protocol::check_request`), then `ALLOWED_HOSTS`; then the
-/// request's context (see `context`).
+/// request's context (see `context`). The header fields all of them read
+/// are found in one pass (`protocol::Fields`).
 #[allow(clippy::result_large_err)] // the error path is the rare one
 pub(super) fn prepare(
     shared: &Arc<Shared>,
@@ -27,7 +29,8 @@ pub(super) fn prepare(
     drain: Option<Arc<crate::drain::DrainState>>,
 ) -> Result<Ctx, (Response, Reason)> {
     let config = &shared.config;
-    crate::protocol::check_request(req, config.limits.max_body_bytes)?;
+    let fields = Fields::of(req, [&config.request_id_header, &TRACEPARENT]);
+    crate::protocol::check_request(req, &fields, config.limits.max_body_bytes)?;
     // The built-in health check answers whatever the host: orchestrators'
     // probes (Kubernetes) name the pod's address, not a public host, and
     // `ok` tells a forged host nothing (docs/configuration.md).
@@ -38,7 +41,12 @@ pub(super) fn prepare(
             || shared.ready_path.as_deref() == Some(req.uri().path())
             || shared.metrics_path.as_deref() == Some(req.uri().path()));
     if !config.allowed_hosts.is_empty() && !health_probe {
-        let host = crate::extract::host_of(req);
+        // `extract::host_of`, from the fields at hand.
+        let host = match req.uri().authority() {
+            Some(authority) => Some(authority.as_str()),
+            None => fields.host.and_then(|h| h.to_str().ok()),
+        }
+        .filter(|h| !h.is_empty());
         let allowed = host.is_some_and(|h| {
             let name = crate::extract::strip_port(h);
             config.allowed_hosts.iter().any(|p| p.matches(name))
@@ -55,20 +63,12 @@ pub(super) fn prepare(
             ));
         }
     }
-    let trusted = shared.is_trusted_proxy(peer);
-    let trusted_id = if trusted {
-        req.headers()
-            .get(&config.request_id_header)
-            .filter(|v| v.len() <= 128 && !v.is_empty())
-            .cloned()
-    } else {
-        None
+    let [id, traceparent] = match shared.is_trusted_proxy(peer) {
+        true => fields.named,
+        false => [None, None],
     };
-    let traceparent = if trusted {
-        req.headers().get(TRACEPARENT).and_then(crate::trace::parse)
-    } else {
-        None
-    };
+    let trusted_id = id.filter(|v| v.len() <= 128 && !v.is_empty()).cloned();
+    let traceparent = traceparent.and_then(crate::trace::parse);
     let request_id = trusted_id.unwrap_or_else(next_request_id);
     Ok(Ctx {
         shared: Arc::clone(shared),

@@ -99,7 +99,7 @@ mod request;
 use http::{header, HeaderValue};
 use tern_core::Response;
 
-pub(crate) use request::check_request;
+pub(crate) use request::{check_request, Fields};
 
 /// **Close after a refusal** (HTTP/1): an answer that refuses a request
 /// before its body is read (every refusal of [`check_request`], and every

@@ -3,19 +3,23 @@
 //! and content codings, the declared length. See the [catalogue](super).
 
 use crate::metrics::http::Reason;
-use http::{header, HeaderValue, Method, StatusCode, Version};
+use http::{header, HeaderName, HeaderValue, Method, StatusCode, Version};
 use tern_core::{response::IntoResponse, Problem, Request, Response};
 
 use super::{close_after_refusal, host};
 
 /// Every rule of this module and [`host`] on `req`, in the order a client
 /// learns of them: `Err` is the whole answer, `Connection: close`
-/// included on HTTP/1 ([`close_after_refusal`]).
+/// included on HTTP/1 ([`close_after_refusal`]). `fields` are `req`'s
+/// ([`Fields::of`]).
 #[allow(clippy::result_large_err)] // the error path is the rare one
-pub(crate) fn check_request(req: &Request, max_body: u64) -> Result<(), (Response, Reason)> {
+pub(crate) fn check_request(
+    req: &Request,
+    fields: &Fields<'_>,
+    max_body: u64,
+) -> Result<(), (Response, Reason)> {
     let http1 = req.version() <= Version::HTTP_11;
-    let fields = Fields::of(req);
-    if let Err(problem) = check_head(req, &fields, max_body) {
+    if let Err(problem) = check_head(req, fields, max_body) {
         let unsupported_coding = problem.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE;
         let reason = match problem.status() {
             StatusCode::PAYLOAD_TOO_LARGE => Reason::BodyTooLarge,
@@ -48,24 +52,36 @@ pub(crate) fn check_request(req: &Request, max_body: u64) -> Result<(), (Respons
     Ok(())
 }
 
-/// The header fields the rules below read, found in one pass over the
-/// headers rather than a lookup per rule.
+/// The header fields the rules below read, and two more the caller
+/// names, found in one pass over the headers rather than a lookup per
+/// rule.
 #[derive(Default)]
-struct Fields<'a> {
+pub(crate) struct Fields<'a> {
     hosts: usize,
     /// The first `Host`.
-    host: Option<&'a HeaderValue>,
+    pub(crate) host: Option<&'a HeaderValue>,
     transfer_codings: usize,
     transfer_coding: Option<&'a HeaderValue>,
     content_length: Option<&'a HeaderValue>,
     /// The first `Content-Encoding` that names a coding.
     content_coding: Option<&'a HeaderValue>,
+    /// The first value of each of the two fields named to [`Fields::of`]
+    /// (the app's request-ID header and `traceparent`).
+    pub(crate) named: [Option<&'a HeaderValue>; 2],
 }
 
 impl<'a> Fields<'a> {
-    fn of(req: &'a Request) -> Self {
+    /// The fields of `req`, and the first value of each of the fields
+    /// `named` (what `HeaderMap::get` would find, without hashing
+    /// their names: custom names are hashed byte by byte).
+    pub(crate) fn of(req: &'a Request, named: [&HeaderName; 2]) -> Self {
         let mut fields = Fields::default();
         for (name, value) in req.headers() {
+            for (slot, wanted) in fields.named.iter_mut().zip(named) {
+                if slot.is_none() && name == wanted {
+                    *slot = Some(value);
+                }
+            }
             if name == header::CONTENT_ENCODING {
                 if fields.content_coding.is_none() && !is_identity(value) {
                     fields.content_coding = Some(value);
