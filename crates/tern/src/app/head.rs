@@ -18,19 +18,21 @@ use crate::{
 };
 
 /// Checks done before any middleware: the protocol rules
-/// (`crate::protocol::check_request`), then `ALLOWED_HOSTS`; then the
-/// request's context (see `context`). The header fields all of them read
-/// are found in one pass (`protocol::Fields`).
+/// (`crate::protocol::check_request`; `from_codec` as there), then
+/// `ALLOWED_HOSTS`; then the request's context (see `context`). The
+/// header fields all of them read are found in one pass
+/// (`protocol::Fields`).
 #[allow(clippy::result_large_err)] // the error path is the rare one
 pub(super) fn prepare(
     shared: &Arc<Shared>,
     req: &Request,
     peer: Option<SocketAddr>,
     drain: Option<Arc<crate::drain::DrainState>>,
+    from_codec: bool,
 ) -> Result<Ctx, (Response, Reason)> {
     let config = &shared.config;
     let fields = Fields::of(req, [&config.request_id_header, &TRACEPARENT]);
-    crate::protocol::check_request(req, &fields, config.limits.max_body_bytes)?;
+    crate::protocol::check_request(req, &fields, config.limits.max_body_bytes, from_codec)?;
     // The built-in health check answers whatever the host: orchestrators'
     // probes (Kubernetes) name the pod's address, not a public host, and
     // `ok` tells a forged host nothing (docs/configuration.md).

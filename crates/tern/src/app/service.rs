@@ -213,15 +213,41 @@ impl AppService {
         self.call_with_drain(req, peer, None)
     }
 
+    /// [`call`](Self::call), for a server that drains (`drain`).
     pub(crate) fn call_with_drain(
+        &self,
+        req: Request,
+        peer: Option<SocketAddr>,
+        drain: Option<Arc<crate::drain::DrainState>>,
+    ) -> ResponseFuture {
+        self.call_inner(req, peer, drain, false)
+    }
+
+    /// [`call_with_drain`](Self::call_with_drain) for a request whose head
+    /// Tern's HTTP/1 codec read (`server/h1/parse.rs`): the rules of
+    /// `protocol::check_request` the codec applies itself (target form,
+    /// `Host` count, transfer coding, declared length) are not applied
+    /// again; the content coding, the host grammar and `ALLOWED_HOSTS`
+    /// are. A request from anywhere else must take `call_with_drain`.
+    pub(crate) fn call_checked(
+        &self,
+        req: Request,
+        peer: Option<SocketAddr>,
+        drain: Option<Arc<crate::drain::DrainState>>,
+    ) -> ResponseFuture {
+        self.call_inner(req, peer, drain, true)
+    }
+
+    fn call_inner(
         &self,
         mut req: Request,
         peer: Option<SocketAddr>,
         drain: Option<Arc<crate::drain::DrainState>>,
+        from_codec: bool,
     ) -> ResponseFuture {
         let inner = Arc::clone(&self.inner);
         let metrics = inner.shared.http_metrics.as_deref();
-        let state = match prepare(&inner.shared, &req, peer, drain) {
+        let state = match prepare(&inner.shared, &req, peer, drain, from_codec) {
             // Refused before routing (framing, body length, host): the
             // answer still carries a request ID, like every answer Tern makes.
             Err((mut res, reason)) => {

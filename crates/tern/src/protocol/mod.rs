@@ -60,7 +60,11 @@
 //! # A parsed request's head, HTTP/1 and HTTP/2 ([`check_request`])
 //!
 //! Checked before any middleware sees the request (`app/head.rs`,
-//! `prepare`), in this order; the first broken rule is the answer.
+//! `prepare`), in this order; the first broken rule is the answer. A
+//! request whose head Tern's HTTP/1 codec read (`AppService::call_checked`)
+//! skips the target-form, `Host`-count, transfer-coding and
+//! declared-length rows: the codec's rules above refuse all they refuse
+//! (a unit test in `request.rs` holds it to that).
 //!
 //! | rule | refused with | layer |
 //! |---|---|---|

@@ -12,14 +12,22 @@ use super::{close_after_refusal, host};
 /// learns of them: `Err` is the whole answer, `Connection: close`
 /// included on HTTP/1 ([`close_after_refusal`]). `fields` are `req`'s
 /// ([`Fields::of`]).
+///
+/// `from_codec`: the request's head was read by Tern's HTTP/1 codec
+/// (`server/h1/parse.rs`), which refuses everything the rules on the
+/// target's form, the `Host` count, the transfer coding and the declared
+/// length refuse (the same rules or stricter ones, in
+/// [`super::h1`]): those are skipped. The content coding and the host
+/// grammar are not the codec's, and run.
 #[allow(clippy::result_large_err)] // the error path is the rare one
 pub(crate) fn check_request(
     req: &Request,
     fields: &Fields<'_>,
     max_body: u64,
+    from_codec: bool,
 ) -> Result<(), (Response, Reason)> {
     let http1 = req.version() <= Version::HTTP_11;
-    if let Err(problem) = check_head(req, fields, max_body) {
+    if let Err(problem) = check_head(req, fields, max_body, from_codec) {
         let unsupported_coding = problem.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE;
         let reason = match problem.status() {
             StatusCode::PAYLOAD_TOO_LARGE => Reason::BodyTooLarge,
@@ -101,9 +109,18 @@ impl<'a> Fields<'a> {
 }
 
 /// The rules on framing, target and body, in order; the first broken one
-/// is the answer.
+/// is the answer. `from_codec`: only those Tern's HTTP/1 codec does not
+/// apply (see [`check_request`]).
 #[allow(clippy::result_large_err)] // the error path is the rare one
-fn check_head(req: &Request, fields: &Fields<'_>, max_body: u64) -> Result<(), Problem> {
+fn check_head(
+    req: &Request,
+    fields: &Fields<'_>,
+    max_body: u64,
+    from_codec: bool,
+) -> Result<(), Problem> {
+    if from_codec {
+        return check_content_coding(req, fields.content_coding);
+    }
     check_target_form(req)?;
     check_host_count(req, fields.hosts)?;
     check_transfer_coding(fields.transfer_coding, fields.transfer_codings)?;
@@ -224,4 +241,108 @@ fn check_declared_length(length: Option<&HeaderValue>, max_body: u64) -> Result<
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use http::{HeaderName, Method, Uri, Version};
+    use tern_core::{body::Body, Request};
+
+    use super::{check_head, Fields};
+
+    const MAX_BODY: u64 = 100;
+
+    /// What `check_request(.., from_codec: true)` skips must be implied by
+    /// the codec: over every combination of methods, target forms,
+    /// versions, `Host` fields and framings, a head the skipped rules
+    /// refuse is refused by the codec (`server/h1/parse.rs`, through its
+    /// verdict on the head alone: `invalid` is a refusal; a head waiting
+    /// for its body, an upgrade or a close were taken), and a head the
+    /// codec takes passes every rule either way.
+    #[test]
+    fn what_the_codec_takes_passes_the_rules_it_skips() {
+        let methods = ["GET", "OPTIONS", "CONNECT", "POST"];
+        let targets = [
+            "/",
+            "/a?b",
+            "*",
+            "example.com:80",
+            "http://example.com/x",
+            "HTTPS://a",
+            "ftp://a/",
+        ];
+        let versions = [
+            ("HTTP/1.0", Version::HTTP_10),
+            ("HTTP/1.1", Version::HTTP_11),
+        ];
+        let hosts: [&[&str]; 4] = [&[], &["a"], &["a", "a"], &[""]];
+        let framings: [&[(&str, &str)]; 10] = [
+            &[],
+            &[("content-length", "5")],
+            &[("content-length", "100")],
+            &[("content-length", "101")],
+            &[("content-length", "5"), ("content-length", "5")],
+            &[("transfer-encoding", "chunked")],
+            &[("transfer-encoding", "Chunked")],
+            &[("transfer-encoding", "gzip, chunked")],
+            &[
+                ("transfer-encoding", "chunked"),
+                ("transfer-encoding", "chunked"),
+            ],
+            &[("transfer-encoding", "chunked"), ("content-length", "5")],
+        ];
+        let limits = crate::config::Limits {
+            max_body_bytes: MAX_BODY,
+            ..Default::default()
+        };
+        let none: HeaderName = HeaderName::from_static("x-none");
+        let (mut refused_by_rules, mut taken_by_codec) = (0, 0);
+        for method in methods {
+            for target in targets {
+                for (version_text, version) in versions {
+                    for host in hosts {
+                        for framing in framings {
+                            let mut head = format!("{method} {target} {version_text}\r\n");
+                            let mut fields: Vec<(&str, &str)> =
+                                host.iter().map(|h| ("host", *h)).collect();
+                            fields.extend_from_slice(framing);
+                            for (name, value) in &fields {
+                                head.push_str(&format!("{name}: {value}\r\n"));
+                            }
+                            head.push_str("\r\n");
+                            let verdict = crate::__fuzz::H1::verdict(head.as_bytes(), &[], &limits);
+                            let codec_refused = verdict.contains(r#""state":"invalid""#);
+
+                            let mut req = Request::new(Body::empty());
+                            *req.method_mut() = Method::from_bytes(method.as_bytes()).unwrap();
+                            *req.uri_mut() = target.parse::<Uri>().unwrap();
+                            *req.version_mut() = version;
+                            for (name, value) in &fields {
+                                req.headers_mut()
+                                    .append(HeaderName::from_static(name), value.parse().unwrap());
+                            }
+                            let f = Fields::of(&req, [&none, &none]);
+                            let rules = check_head(&req, &f, MAX_BODY, false);
+                            if rules.is_err() {
+                                refused_by_rules += 1;
+                                assert!(
+                                    codec_refused,
+                                    "the codec took what the rules refuse: {head:?}"
+                                );
+                            }
+                            if !codec_refused {
+                                taken_by_codec += 1;
+                                assert!(rules.is_ok(), "{head:?}");
+                                assert!(check_head(&req, &f, MAX_BODY, true).is_ok(), "{head:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Both sides of the implication are exercised.
+        assert!(refused_by_rules > 500, "{refused_by_rules}");
+        assert!(taken_by_codec > 50, "{taken_by_codec}");
+    }
 }
