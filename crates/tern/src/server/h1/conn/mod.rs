@@ -64,6 +64,7 @@ use crate::{
 const MAX_UNSENT: usize = 64 * 1024;
 
 mod answer;
+mod fuzz;
 mod io;
 mod request;
 mod socket;
