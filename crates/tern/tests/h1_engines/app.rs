@@ -91,10 +91,35 @@ async fn record(name: &'static str, peer: SocketAddr, req: Request) -> Response 
         .into_response()
 }
 
-/// The app, recording what it sees under `name`.
+/// Answers without reading the body (recorded as `Ok` and empty): the
+/// connection must find the next request past a body nobody read.
+async fn unread(name: &'static str, peer: SocketAddr, req: Request) -> Response {
+    let seen = Seen {
+        method: req.method().to_string(),
+        target: req.uri().to_string(),
+        body: Ok(Vec::new()),
+        pending: false,
+    };
+    let n = {
+        let mut map = registry().lock().unwrap_or_else(PoisonError::into_inner);
+        let list = map.entry((name, peer)).or_default();
+        list.push(seen);
+        list.len()
+    };
+    (
+        [(HeaderName::from_static("x-seen"), HeaderValue::from(n))],
+        "unread",
+    )
+        .into_response()
+}
+
+/// The app, recording what it sees under `name`: `/u/...` leaves the
+/// body unread, every other path reads it.
 pub fn app(name: &'static str) -> App {
     let handler = move |PeerAddr(peer): PeerAddr, req: Request| record(name, peer, req);
+    let unread = move |PeerAddr(peer): PeerAddr, req: Request| unread(name, peer, req);
     App::new()
         .route("/", any(handler))
+        .route("/u/{*rest}", any(unread))
         .route("/{*rest}", any(handler))
 }

@@ -43,6 +43,8 @@ fn body(rng: &mut Rng) -> Vec<u8> {
 /// One request; `last` asks to close the connection after it.
 fn request(rng: &mut Rng, i: usize, last: bool) -> (String, Vec<u8>) {
     let close = if last { "Connection: close\r\n" } else { "" };
+    // One request in five goes where the app leaves the body unread.
+    let g = if rng.chance(20) { "u" } else { "g" };
     let mut out = Vec::new();
     let kind = rng.below(8);
     let name = match kind {
@@ -56,7 +58,7 @@ fn request(rng: &mut Rng, i: usize, last: bool) -> (String, Vec<u8>) {
             let b = body(rng);
             out.extend_from_slice(
                 format!(
-                    "POST /g/{i} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n{close}\r\n",
+                    "POST /{g}/{i} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n{close}\r\n",
                     b.len()
                 )
                 .as_bytes(),
@@ -96,7 +98,7 @@ fn request(rng: &mut Rng, i: usize, last: bool) -> (String, Vec<u8>) {
             let b = body(rng);
             out.extend_from_slice(
                 format!(
-                    "POST /g/{i} HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: {}\r\n{close}\r\n",
+                    "POST /{g}/{i} HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: {}\r\n{close}\r\n",
                     b.len()
                 )
                 .as_bytes(),
@@ -127,7 +129,7 @@ fn request(rng: &mut Rng, i: usize, last: bool) -> (String, Vec<u8>) {
             };
             out.extend_from_slice(
                 format!(
-                    "POST /g/{i} HTTP/1.0\r\n{keep}Content-Length: {}\r\n\r\n",
+                    "POST /{g}/{i} HTTP/1.0\r\n{keep}Content-Length: {}\r\n\r\n",
                     b.len()
                 )
                 .as_bytes(),

@@ -92,6 +92,38 @@ pub fn framing() -> Vec<Input> {
     out
 }
 
+/// One input for each recorded difference the other inputs may not
+/// show (so that a row that no longer applies is noticed whatever the
+/// seed).
+pub fn recorded() -> Vec<Input> {
+    [
+        (
+            "a refusal after an HTTP/1.0 request",
+            &b"POST /g/0 HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx\
+               GET /g/1 HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n"[..],
+        ),
+        (
+            "requests after an upgrade not granted",
+            b"GET /g/0 HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: echo\r\n\r\n\
+              GET /g/1 HTTP/1.0\r\n\r\n",
+        ),
+        (
+            "a chunk extension name that is not a token",
+            b"PUT /g/0 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+              5;ext=1;\xe1ame=\"v\"\r\nhello\r\n0\r\n\r\n\
+              GET /g/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        ),
+        (
+            "a body left unread, then a request",
+            b"POST /u/0 HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhelloworld\
+              GET /g/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        ),
+    ]
+    .into_iter()
+    .map(|(name, bytes)| input(format!("recorded: {name}"), bytes))
+    .collect()
+}
+
 /// The committed seed corpus of the codec's fuzz targets.
 pub fn corpus() -> Vec<Input> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../hardening/corpus/h1");
