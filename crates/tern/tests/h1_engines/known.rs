@@ -2,7 +2,7 @@
 //! reason: where Tern's engine refuses what hyper's path accepts, because
 //! RFC 9112 says the message is an error (or lets a server refuse it) and
 //! a lax reading is what request smuggling is made of; where hyper's path
-//! gets it wrong; and one of timing only.
+//! gets it wrong; and two of timing only.
 //!
 //! A row covers a difference only when its input holds what the row is
 //! about (`applies`: for a refusal, the message Tern's codec refuses, found
