@@ -478,7 +478,9 @@ impl Future for ResponseFuture {
     fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
         let this = self.get_mut();
         let shared = &this.inner.shared;
-        let res = match &mut this.state {
+        // The answer is bound once and finished in place: a response is
+        // 184 bytes, and each move of it is a `memcpy`.
+        let (fut, app, peer, timer, metered, span, fields) = match &mut this.state {
             State::Done(res) => {
                 return Poll::Ready(res.take().unwrap_or_else(|| {
                     Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
@@ -495,57 +497,55 @@ impl Future for ResponseFuture {
                 span,
                 fields,
                 ..
-            } => {
-                let _span = span.enter();
-                // Routed in a later poll (behind a layer that waited).
-                let routing = metered.as_ref().is_some_and(|m| m.route == NOT_YET)
-                    || fields.as_ref().is_some_and(|f| f.route.is_none());
-                let polled = {
-                    let _fields = crate::log::enter(fields);
-                    std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        let _entered = crate::context::enter(app);
-                        if routing {
-                            route::clear();
-                        }
-                        fut.as_mut().poll(cx)
-                    }))
-                };
+            } => (fut, app, peer, timer, metered, span, fields),
+        };
+        let entered = span.enter();
+        // Routed in a later poll (behind a layer that waited).
+        let routing = metered.as_ref().is_some_and(|m| m.route == NOT_YET)
+            || fields.as_ref().is_some_and(|f| f.route.is_none());
+        let polled = {
+            let _fields = crate::log::enter(fields);
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                let _entered = crate::context::enter(app);
                 if routing {
-                    read_route(shared, metered, span, fields);
+                    route::clear();
                 }
-                let mut reason = None;
-                let res = match polled {
-                    Ok(Poll::Ready(res)) => res,
-                    Err(panic) => {
-                        reason = Some(Reason::Panic);
-                        let _fields = crate::log::enter(fields);
-                        let _entered = crate::context::enter(app);
-                        panic_response(shared, panic, *peer)
+                fut.as_mut().poll(cx)
+            }))
+        };
+        if routing {
+            read_route(shared, metered, span, fields);
+        }
+        let mut reason = None;
+        let mut res = match polled {
+            Ok(Poll::Ready(res)) => res,
+            Err(panic) => {
+                reason = Some(Reason::Panic);
+                let _fields = crate::log::enter(fields);
+                let _entered = crate::context::enter(app);
+                panic_response(shared, panic, *peer)
+            }
+            Ok(Poll::Pending) => {
+                let limit = shared.config.timeouts.request;
+                let timer = timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+                match timer.as_mut().poll(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(()) => {
+                        reason = Some(Reason::RequestTimeout);
+                        Problem::new(StatusCode::SERVICE_UNAVAILABLE)
+                            .with_detail(format!(
+                                "the server did not answer within the request timeout ({} ms)",
+                                limit.as_millis()
+                            ))
+                            .into_response()
                     }
-                    Ok(Poll::Pending) => {
-                        let limit = shared.config.timeouts.request;
-                        let timer =
-                            timer.get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
-                        match timer.as_mut().poll(cx) {
-                            Poll::Pending => return Poll::Pending,
-                            Poll::Ready(()) => {
-                                reason = Some(Reason::RequestTimeout);
-                                Problem::new(StatusCode::SERVICE_UNAVAILABLE)
-                                    .with_detail(format!(
-                                        "the server did not answer within the request timeout ({} ms)",
-                                        limit.as_millis()
-                                    ))
-                                    .into_response()
-                            }
-                        }
-                    }
-                };
-                if let (Some(reason), Some(m)) = (reason, shared.http_metrics.as_deref()) {
-                    m.reject(reason);
                 }
-                res
             }
         };
+        if let (Some(reason), Some(m)) = (reason, shared.http_metrics.as_deref()) {
+            m.reject(reason);
+        }
+        drop(entered);
         let State::Running {
             request_id,
             app,
@@ -606,7 +606,6 @@ impl Future for ResponseFuture {
         if let Some(fields) = fields {
             request_id = Some(crate::log::recycle(fields));
         }
-        let mut res = res;
         finish(shared, &mut res, request_id, is_head, accept);
         if res.status() == StatusCode::PAYLOAD_TOO_LARGE {
             // The rest of the body is unread and may be any size: the
