@@ -13,8 +13,11 @@ use crate::{client::Client, process::ServerProcess};
 pub struct CacheCounts {
     /// Sent from the cache.
     pub hits: u64,
-    /// Compressed, then kept.
+    /// Compressed, then kept: a body's second sighting.
     pub misses: u64,
+    /// Compressed fast, not kept: a body's first sighting (`first`;
+    /// counted against the hit rate as a miss is).
+    pub firsts: u64,
     /// Compressed as they streamed, not kept.
     pub bypasses: u64,
 }
@@ -25,6 +28,7 @@ impl CacheCounts {
         CacheCounts {
             hits: self.hits.saturating_sub(before.hits),
             misses: self.misses.saturating_sub(before.misses),
+            firsts: self.firsts.saturating_sub(before.firsts),
             bypasses: self.bypasses.saturating_sub(before.bypasses),
         }
     }
@@ -34,13 +38,14 @@ impl CacheCounts {
         CacheCounts {
             hits: self.hits + other.hits,
             misses: self.misses + other.misses,
+            firsts: self.firsts + other.firsts,
             bypasses: self.bypasses + other.bypasses,
         }
     }
 
     /// Hits over every compressed answer; `None` if none was compressed.
     pub fn hit_rate(self) -> Option<f64> {
-        let all = self.hits + self.misses + self.bypasses;
+        let all = self.hits + self.misses + self.firsts + self.bypasses;
         (all > 0).then(|| self.hits as f64 / all as f64)
     }
 }
@@ -63,6 +68,7 @@ pub(super) fn parse(metrics: &str) -> Option<CacheCounts> {
         match result {
             "hit" => counts.hits = value,
             "miss" => counts.misses = value,
+            "first" => counts.firsts = value,
             "bypass" => counts.bypasses = value,
             _ => continue,
         }
@@ -90,27 +96,36 @@ mod tests {
     fn counts_are_read_from_the_metrics_text() {
         let text = "# HELP tern_site_compression_cache Compressed answers.\n\
             # TYPE tern_site_compression_cache counter\n\
-            tern_site_compression_cache_total{result=\"hit\"} 990\n\
+            tern_site_compression_cache_total{result=\"hit\"} 980\n\
             tern_site_compression_cache_total{result=\"miss\"} 9\n\
+            tern_site_compression_cache_total{result=\"first\"} 10\n\
             tern_site_compression_cache_total{result=\"bypass\"} 1\n\
             tern_site_compression_cache_bytes 40000\n";
         let counts = parse(text).unwrap_or_default();
         assert_eq!(
             counts,
             CacheCounts {
-                hits: 990,
+                hits: 980,
                 misses: 9,
+                firsts: 10,
                 bypasses: 1
             }
         );
-        assert_eq!(counts.hit_rate(), Some(0.99));
+        assert_eq!(counts.hit_rate(), Some(0.98));
         assert_eq!(parse("tern_requests_total 5\n"), None);
         let later = CacheCounts {
-            hits: 1990,
+            hits: 1980,
             ..counts
         };
         assert_eq!(later.since(counts).hit_rate(), Some(1.0));
+        // First sightings count against the hit rate.
+        let later = CacheCounts {
+            firsts: 1010,
+            ..counts
+        };
+        assert_eq!(later.since(counts).hit_rate(), Some(0.0));
         assert_eq!(CacheCounts::default().hit_rate(), None);
-        assert_eq!(counts.plus(counts).hits, 1980);
+        assert_eq!(counts.plus(counts).hits, 1960);
+        assert_eq!(counts.plus(counts).firsts, 20);
     }
 }

@@ -8,6 +8,25 @@
 //!   never get each other's bytes, whatever their hashes.
 //! - What a hit returns is the stored `Bytes`, a reference count: no copy
 //!   and no compression.
+//! - Admission on the second sighting: a body not kept whose hash (and
+//!   length) the cache has not seen in that coding is a *first*: it is
+//!   compressed at the layer's [`LEVEL`](super::LEVEL), sent, and not
+//!   kept; only its hash is remembered, in a set of
+//!   [`SEEN_ONCE_SLOTS`] slots. The next sighting of that hash is a
+//!   *miss*: compressed at the cache's levels and kept (and the hash
+//!   leaves the set). Later sightings hit. So a body that differs on
+//!   every request costs what it cost before the cache (level 1, plus a
+//!   hash and a lookup), and a body that repeats is kept from its second
+//!   request. A body evicted later must be seen twice again.
+//! - The set is direct-mapped (a slot per hash, chosen by the hash): a
+//!   first sighting takes its slot from whatever held it, so its memory
+//!   is fixed (16 bytes a slot, 64 KiB per cache, allocated at the
+//!   first sighting and not counted in the byte bound) whatever the
+//!   stream of distinct bodies. Two bodies sharing a slot, seen in turn,
+//!   push each other out and are compressed fast until one is seen twice
+//!   in a row: a cost, never a wrong answer. A body larger than the whole
+//!   bound is never admitted: compressed fast every time, counted as a
+//!   first.
 //! - A miss compresses outside the lock and then inserts. Two requests
 //!   missing the same body at once both compress it, and the second
 //!   insert replaces the first (the same bytes): wasted work once, never
@@ -21,7 +40,8 @@
 //! The page is still rendered for every request (issue 14's rule): only
 //! the compression of bytes already seen is skipped. A page whose bytes
 //! differ per request (a CSRF token, a nonce, the time) never hits and
-//! costs its compression every time, plus an insert that evicts.
+//! costs a fast compression every time; it is never kept, so it evicts
+//! nothing.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -34,7 +54,10 @@ use std::{
 
 use bytes::Bytes;
 
-use super::{coding::Coding, encode::encode};
+use super::{
+    coding::Coding,
+    encode::{encode, encode_fast},
+};
 
 /// The default bound of a process's cache: 8 MiB.
 pub const DEFAULT_CACHE_BYTES: usize = 8 << 20;
@@ -43,8 +66,19 @@ pub const DEFAULT_CACHE_BYTES: usize = 8 << 20;
 /// stream, never kept: a few of them would fill the cache.
 pub const MAX_CACHED_BODY: usize = 256 << 10;
 
+/// How many first sightings a cache remembers: 4,096 hashes (64 KiB,
+/// apart from the byte bound). A body whose hash is in this set when it
+/// is seen again is kept (see [`CompressionCache`]).
+pub const SEEN_ONCE_SLOTS: usize = 4096;
+
 /// A cache of compressed answers, for
 /// [`compression_with`](super::compression_with).
+///
+/// A body is kept the second time it is seen in a coding: the first
+/// time, it is compressed at the layer's [`LEVEL`](super::LEVEL) and
+/// only its hash is remembered (at most [`SEEN_ONCE_SLOTS`] of them), so
+/// that a page that differs on every request costs what it did without
+/// the cache.
 ///
 /// Cloning it gives another handle to the same cache (its bound, its
 /// entries, its counts): keep one to read [`stats`](Self::stats).
@@ -69,8 +103,13 @@ pub struct CompressionCache {
 pub struct CacheStats {
     /// Answers sent from the cache, compressed bytes reused.
     pub hits: u64,
-    /// Answers compressed and then kept.
+    /// Answers compressed at the cache's levels and then kept: a body's
+    /// second sighting (or its second after an eviction).
     pub misses: u64,
+    /// Answers compressed at the layer's [`LEVEL`](super::LEVEL) and not
+    /// kept: a body's first sighting, whose hash is remembered (or a
+    /// body larger than the whole bound, every time).
+    pub firsts: u64,
     /// Answers compressed by the layer as they streamed, not kept: a
     /// stream, or a body over [`MAX_CACHED_BODY`].
     pub bypasses: u64,
@@ -78,6 +117,8 @@ pub struct CacheStats {
     pub bytes: usize,
     /// Entries kept now (one per body and coding).
     pub entries: usize,
+    /// First sightings remembered now, at most [`SEEN_ONCE_SLOTS`].
+    pub seen: usize,
 }
 
 impl CompressionCache {
@@ -95,7 +136,8 @@ impl CompressionCache {
     }
 
     /// Reports the cache's counts at the app's `/metrics`:
-    /// `tern_site_compression_cache_total{result="hit"|"miss"|"bypass"}`,
+    /// `tern_site_compression_cache_total{result="hit"|"miss"|"first"|"bypass"}`
+    /// (see [`CacheStats`]),
     /// `tern_site_compression_cache_bytes` and
     /// `tern_site_compression_cache_entries`. Call it once per app.
     pub fn metrics(self, metrics: &tern::metrics::Metrics) -> CompressionCache {
@@ -105,11 +147,12 @@ impl CompressionCache {
             for (result, n) in [
                 ("hit", stats.hits),
                 ("miss", stats.misses),
+                ("first", stats.firsts),
                 ("bypass", stats.bypasses),
             ] {
                 sample.counter(
                     "tern_site_compression_cache",
-                    "Compressed answers by the cache's part in them: sent from it (hit), compressed and kept (miss), compressed as they streamed (bypass).",
+                    "Compressed answers by the cache's part in them: sent from it (hit), compressed and kept on a second sighting (miss), compressed fast and not kept on a first sighting (first), compressed as they streamed (bypass).",
                     &[("result", result)],
                     n,
                 );
@@ -173,6 +216,22 @@ fn xxh3(bytes: &[u8]) -> u64 {
 
 type Key = (u64, Coding);
 
+/// A first sighting: its key folded into one word, and its length.
+#[derive(Clone, Copy, Default)]
+struct Seen {
+    tag: u64,
+    len: u32,
+    occupied: bool,
+}
+
+impl Seen {
+    fn tag((hash, coding): Key) -> u64 {
+        // Each coding moves the hash by its own odd multiple: one body's
+        // codings take different slots and tags.
+        hash ^ (coding as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+}
+
 /// The shared state behind a [`CompressionCache`].
 pub(crate) struct Cache {
     capacity: AtomicUsize,
@@ -180,6 +239,7 @@ pub(crate) struct Cache {
     state: Mutex<State>,
     hits: AtomicU64,
     misses: AtomicU64,
+    firsts: AtomicU64,
     bypasses: AtomicU64,
 }
 
@@ -191,6 +251,11 @@ struct State {
     /// The next use's number.
     clock: u64,
     bytes: usize,
+    /// First sightings, [`SEEN_ONCE_SLOTS`] of them once one is seen
+    /// (empty before).
+    seen: Vec<Seen>,
+    /// Occupied slots of `seen`.
+    seen_count: usize,
 }
 
 struct Entry {
@@ -223,6 +288,36 @@ impl State {
         }
     }
 
+    /// Whether the body of `key` and `len` bytes, not kept, is to be
+    /// kept now: yes if it was seen once before (and it leaves the set),
+    /// no if not (and it takes its slot in the set). A body that cannot
+    /// fit in `bound` is never kept, nor remembered.
+    fn admits(&mut self, key: Key, len: usize, bound: usize) -> bool {
+        if len >= bound {
+            return false;
+        }
+        if self.seen.is_empty() {
+            self.seen = vec![Seen::default(); SEEN_ONCE_SLOTS];
+        }
+        let tag = Seen::tag(key);
+        let len = u32::try_from(len).unwrap_or(u32::MAX);
+        let slot = &mut self.seen[(tag % SEEN_ONCE_SLOTS as u64) as usize];
+        if slot.occupied && slot.tag == tag && slot.len == len {
+            *slot = Seen::default();
+            self.seen_count -= 1;
+            return true;
+        }
+        if !slot.occupied {
+            self.seen_count += 1;
+        }
+        *slot = Seen {
+            tag,
+            len,
+            occupied: true,
+        };
+        false
+    }
+
     fn evict_to(&mut self, bound: usize) {
         while self.bytes > bound {
             let Some((_, key)) = self.order.pop_first() else {
@@ -243,6 +338,7 @@ impl Cache {
             state: Mutex::new(State::default()),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
+            firsts: AtomicU64::new(0),
             bypasses: AtomicU64::new(0),
         }
     }
@@ -259,19 +355,33 @@ impl Cache {
     }
 
     /// `body` compressed with `coding`: the kept bytes if the cache has
-    /// them, else compressed now and kept. An encoder's error (none is
-    /// expected: they write to memory) is returned, and nothing is kept.
+    /// them; else, on a first sighting, compressed fast and not kept; else
+    /// compressed now and kept. An encoder's error (none is expected: they
+    /// write to memory) is returned, and nothing is kept.
     pub(crate) fn compressed(&self, coding: Coding, body: &Bytes) -> std::io::Result<Bytes> {
         let key = ((self.hash)(body), coding);
-        let found = self
-            .lock()
-            .touch(key)
-            .map(|e| (e.identity.clone(), e.encoded.clone()));
-        if let Some((identity, encoded)) = found {
-            if identity == body {
+        let bound = self.capacity.load(Ordering::Relaxed);
+        // One lock for the lookup and, if nothing is kept, the set.
+        let found = {
+            let mut state = self.lock();
+            match state.touch(key) {
+                Some(e) => Ok((e.identity.clone(), e.encoded.clone())),
+                None => Err(state.admits(key, body.len(), bound)),
+            }
+        };
+        let admitted = match found {
+            Ok((identity, encoded)) if identity == body => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 return Ok(encoded);
             }
+            // Another body under the same key (a collision): this one is
+            // sighted like any other.
+            Ok(_) => self.lock().admits(key, body.len(), bound),
+            Err(admitted) => admitted,
+        };
+        if !admitted {
+            self.firsts.fetch_add(1, Ordering::Relaxed);
+            return Ok(Bytes::from(encode_fast(coding, body)?.into_boxed_slice()));
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
         let encoded = Bytes::from(encode(coding, body)?.into_boxed_slice());
@@ -308,16 +418,18 @@ impl Cache {
     }
 
     fn stats(&self) -> CacheStats {
-        let (bytes, entries) = {
+        let (bytes, entries, seen) = {
             let state = self.lock();
-            (state.bytes, state.entries.len())
+            (state.bytes, state.entries.len(), state.seen_count)
         };
         CacheStats {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
+            firsts: self.firsts.load(Ordering::Relaxed),
             bypasses: self.bypasses.load(Ordering::Relaxed),
             bytes,
             entries,
+            seen,
         }
     }
 }
@@ -344,44 +456,145 @@ mod tests {
         for (used, key) in &state.order {
             assert_eq!(state.entries[key].used, *used);
         }
+        assert!(state.seen.is_empty() || state.seen.len() == SEEN_ONCE_SLOTS);
+        assert_eq!(
+            state.seen_count,
+            state.seen.iter().filter(|s| s.occupied).count()
+        );
+        assert_eq!(std::mem::size_of::<Seen>(), 16);
+    }
+
+    fn decode(coding: Coding, bytes: &[u8]) -> Vec<u8> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        match coding {
+            Coding::Gzip => {
+                flate2::read::GzDecoder::new(bytes)
+                    .read_to_end(&mut out)
+                    .unwrap();
+            }
+            Coding::Brotli => {
+                brotli::Decompressor::new(bytes, 4096)
+                    .read_to_end(&mut out)
+                    .unwrap();
+            }
+            Coding::Zstd => out = zstd::decode_all(bytes).unwrap(),
+            Coding::Identity => out = bytes.to_vec(),
+        }
+        out
     }
 
     #[test]
-    fn a_hit_is_the_first_answers_bytes_without_a_copy() {
+    fn a_body_is_kept_on_its_second_sighting_and_hits_on_its_third() {
+        for coding in [Coding::Brotli, Coding::Gzip, Coding::Zstd] {
+            let cache = Cache::new(1 << 20, xxh3);
+            let page = body(0, 4000);
+            // First: the layer's level, nothing kept, the hash remembered.
+            let first = cache.compressed(coding, &page).unwrap();
+            assert_eq!(decode(coding, &first), page, "{coding:?}");
+            assert_eq!(first, encode_fast(coding, &page).unwrap(), "{coding:?}");
+            let stats = cache.stats();
+            assert_eq!(
+                (
+                    stats.firsts,
+                    stats.misses,
+                    stats.hits,
+                    stats.entries,
+                    stats.bytes,
+                    stats.seen
+                ),
+                (1, 0, 0, 0, 0, 1),
+                "{coding:?}"
+            );
+            // Second: the cache's level, kept, the hash forgotten.
+            let second = cache.compressed(coding, &page).unwrap();
+            assert_eq!(decode(coding, &second), page, "{coding:?}");
+            assert_eq!(second, encode(coding, &page).unwrap(), "{coding:?}");
+            let stats = cache.stats();
+            assert_eq!(
+                (
+                    stats.firsts,
+                    stats.misses,
+                    stats.hits,
+                    stats.entries,
+                    stats.seen
+                ),
+                (1, 1, 0, 1, 0),
+                "{coding:?}"
+            );
+            // Third: the kept bytes themselves, without a copy.
+            let third = cache.compressed(coding, &page).unwrap();
+            assert_eq!(third, second, "{coding:?}");
+            assert_eq!(third.as_ptr(), second.as_ptr(), "{coding:?}");
+            assert_eq!(cache.stats().hits, 1, "{coding:?}");
+            check_invariants(&cache);
+        }
+    }
+
+    #[test]
+    fn sightings_are_counted_per_coding() {
         let cache = Cache::new(1 << 20, xxh3);
         let page = body(0, 4000);
-        let first = cache.compressed(Coding::Brotli, &page).unwrap();
-        let again = cache.compressed(Coding::Brotli, &page).unwrap();
-        assert_eq!(first, again);
-        assert_eq!(first.as_ptr(), again.as_ptr());
-        let stats = cache.stats();
-        assert_eq!((stats.hits, stats.misses, stats.entries), (1, 1, 1));
-        // Another coding of the same body is another entry.
+        cache.compressed(Coding::Brotli, &page).unwrap();
         let gzip = cache.compressed(Coding::Gzip, &page).unwrap();
-        assert_ne!(gzip, first);
-        assert_eq!(cache.stats().entries, 2);
+        assert_eq!(decode(Coding::Gzip, &gzip), page);
+        let stats = cache.stats();
+        assert_eq!((stats.firsts, stats.entries, stats.seen), (2, 0, 2));
+        cache.compressed(Coding::Gzip, &page).unwrap();
+        cache.compressed(Coding::Brotli, &page).unwrap();
+        let stats = cache.stats();
+        assert_eq!((stats.misses, stats.entries, stats.seen), (2, 2, 0));
+        check_invariants(&cache);
+    }
+
+    #[test]
+    fn distinct_bodies_are_never_kept_and_the_set_stays_bounded() {
+        let cache = Cache::new(1 << 20, xxh3);
+        for n in 0..100u32 {
+            let mut page = body(0, 2000).to_vec();
+            page[..4].copy_from_slice(&n.to_be_bytes());
+            let page = Bytes::from(page);
+            let answer = cache.compressed(Coding::Brotli, &page).unwrap();
+            assert_eq!(decode(Coding::Brotli, &answer), page, "body {n}");
+        }
+        let stats = cache.stats();
+        assert_eq!((stats.firsts, stats.misses, stats.hits), (100, 0, 0));
+        assert_eq!((stats.entries, stats.bytes), (0, 0));
+        // Two of them may share a slot: the later one holds it.
+        assert!(stats.seen > 90 && stats.seen <= 100, "{stats:?}");
+        check_invariants(&cache);
+        // Many more than the set holds: it stays at its size.
+        for n in 0..3 * SEEN_ONCE_SLOTS as u32 {
+            let page = Bytes::from(format!("{n:08} a small distinct body"));
+            cache.compressed(Coding::Zstd, &page).unwrap();
+        }
+        let stats = cache.stats();
+        assert_eq!((stats.entries, stats.misses), (0, 0));
+        assert!(
+            stats.seen > SEEN_ONCE_SLOTS / 2 && stats.seen <= SEEN_ONCE_SLOTS,
+            "{stats:?}"
+        );
+        assert_eq!(cache.lock().seen.len(), SEEN_ONCE_SLOTS);
         check_invariants(&cache);
     }
 
     #[test]
     fn a_hash_collision_never_gives_another_bodys_bytes() {
-        // Every body hashes alike: only the comparison tells them apart.
+        // Every body hashes alike: only the comparison tells them apart,
+        // and the set of first sightings mixes them up (a cost only).
         let cache = Cache::new(1 << 20, |_| 7);
         let a = body(0, 3000);
         let mut b = a.to_vec();
         b[1500] = b'z';
         let b = Bytes::from(b);
-        let for_a = cache.compressed(Coding::Zstd, &a).unwrap();
-        let for_b = cache.compressed(Coding::Zstd, &b).unwrap();
-        assert_ne!(for_a, for_b);
-        assert_eq!(zstd::decode_all(&for_b[..]).unwrap(), b);
-        // b replaced a under the shared key: a is compressed again, and
-        // still gets its own bytes.
-        let again = cache.compressed(Coding::Zstd, &a).unwrap();
-        assert_eq!(zstd::decode_all(&again[..]).unwrap(), a);
-        assert_eq!(cache.stats().hits, 0);
-        assert_eq!(cache.stats().misses, 3);
-        check_invariants(&cache);
+        for (n, page) in [&a, &b, &a, &b, &a, &a, &a, &b, &b].into_iter().enumerate() {
+            let answer = cache.compressed(Coding::Zstd, page).unwrap();
+            assert_eq!(decode(Coding::Zstd, &answer), *page, "call {n}");
+            check_invariants(&cache);
+        }
+        let stats = cache.stats();
+        assert!(stats.hits > 0 && stats.entries == 1, "{stats:?}");
+        assert_eq!(stats.hits + stats.misses + stats.firsts, 9);
     }
 
     #[test]
@@ -392,12 +605,20 @@ mod tests {
         // Room for three of them exactly.
         let bound: usize = pages[..3].iter().map(size).sum::<usize>() + 10;
         cache.capacity.store(bound, Ordering::Relaxed);
-        for p in &pages[..3] {
+        // Seen twice: kept.
+        let keep = |p: &Bytes| {
             cache.compressed(Coding::Gzip, p).unwrap();
+            cache.compressed(Coding::Gzip, p).unwrap();
+        };
+        for p in &pages[..3] {
+            keep(p);
         }
         assert_eq!(cache.stats().entries, 3);
         // Page 0 used again: page 1 is now the oldest.
         cache.compressed(Coding::Gzip, &pages[0]).unwrap();
+        // A first sighting evicts nothing.
+        cache.compressed(Coding::Gzip, &pages[3]).unwrap();
+        assert_eq!(cache.stats().entries, 3);
         cache.compressed(Coding::Gzip, &pages[3]).unwrap();
         check_invariants(&cache);
         let kept = |p: &Bytes| {
@@ -407,7 +628,7 @@ mod tests {
         assert!(!kept(&pages[1]), "the least recently used went first");
         assert!(kept(&pages[0]) && kept(&pages[2]) && kept(&pages[3]));
         for p in &pages[4..] {
-            cache.compressed(Coding::Gzip, p).unwrap();
+            keep(p);
             check_invariants(&cache);
         }
         assert!(cache.stats().bytes <= bound);
@@ -428,7 +649,10 @@ mod tests {
         assert_eq!(cache.stats().entries, 0);
         let again = cache.compressed(Coding::Brotli, &page).unwrap();
         assert_eq!(first, again);
-        assert_eq!(cache.stats().misses, 2);
+        assert_eq!(decode(Coding::Brotli, &again), page);
+        // Never admitted, so never compressed at the cache's level.
+        let stats = cache.stats();
+        assert_eq!((stats.firsts, stats.misses, stats.seen), (2, 0, 0));
     }
 
     #[test]

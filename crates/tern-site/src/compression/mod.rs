@@ -25,14 +25,16 @@
 //! - **A body whole in memory** (a rendered page, a serialized JSON
 //!   document, a file read whole) of [`MIN_SIZE`] to
 //!   [`MAX_CACHED_BODY`] bytes goes through the
-//!   [`CompressionCache`]: the first time these exact bytes are sent
-//!   in a coding they are compressed and kept, every later time the kept
+//!   [`CompressionCache`], which keeps a body from its second sighting:
+//!   the first time these exact bytes are sent in a coding they are
+//!   compressed at [`LEVEL`], as the layer would, and only their hash is
+//!   remembered (in a set of [`SEEN_ONCE_SLOTS`] hashes); the second
+//!   time they are compressed at better levels (brotli 5, gzip 6, zstd 3:
+//!   see [Levels](self#levels)) and kept; every later time the kept
 //!   bytes are sent again (found by a hash of the body, confirmed by
 //!   comparing the bytes). The page is still made for every request;
 //!   only its compression is skipped. These answers carry their exact
-//!   `Content-Length`. The cache compresses at better levels than the
-//!   layer (brotli 5, gzip 6, zstd 3: see [Levels](self#levels)),
-//!   since it pays once per distinct body.
+//!   `Content-Length`.
 //! - **Everything else** (streams, bodies over [`MAX_CACHED_BODY`], or
 //!   every body with the cache [off](CompressionCache::off)) is
 //!   compressed by tower-http's layer as it streams, without
@@ -46,10 +48,15 @@
 //! never brotli from the cache and zstd from the layer.
 //!
 //! A page whose bytes differ on every request (a CSRF token or a CSP
-//! nonce in it, the time) never hits: it pays its compression every
-//! time, at the cache's level, plus an insert. The counts
-//! ([`CompressionCache::stats`], or `/metrics` with
-//! [`CompressionCache::metrics`]) show the hit rate. Files that never
+//! nonce in it, the time) never hits, and is never kept: it costs what
+//! it cost before the cache, [`LEVEL`] (brotli 1: 0.4-0.6 ms on the
+//! showcase's home page, against 1.3-1.8 ms at the cache's brotli 5),
+//! plus a hash and a lookup. The counts ([`CompressionCache::stats`],
+//! or `/metrics` with [`CompressionCache::metrics`]:
+//! `result="hit"`, `"miss"` for a second sighting compressed and kept,
+//! `"first"` for a first sighting compressed fast and not kept,
+//! `"bypass"`) show the hit rate; a first is neither a hit nor a miss,
+//! and counts against the hit rate as a miss does. Files that never
 //! change are better precompressed at the best level (`.br` siblings,
 //! served as they are by [`StaticFiles`](crate::StaticFiles)).
 //!
@@ -88,8 +95,9 @@
 //! | zstd | 19 | 12,153 | 7.2-8.9 ms |
 //!
 //! Past these levels the bytes hardly shrink and the time grows tenfold
-//! (brotli 9 and 11, zstd 19): a page that changes on every request
-//! would pay that on every request. The hash of the same page (xxh3)
+//! (brotli 9 and 11, zstd 19). The cache's levels are paid once per body
+//! kept (and again if it is evicted and admitted again); a body seen once
+//! pays the layer's level. The hash of the same page (xxh3)
 //! takes 1-1.5 µs.
 
 mod cache;
@@ -105,7 +113,9 @@ use tower_http::compression::{
     CompressionLayer, CompressionLevel,
 };
 
-pub use cache::{CacheStats, CompressionCache, DEFAULT_CACHE_BYTES, MAX_CACHED_BODY};
+pub use cache::{
+    CacheStats, CompressionCache, DEFAULT_CACHE_BYTES, MAX_CACHED_BODY, SEEN_ONCE_SLOTS,
+};
 
 /// The compression level of answers compressed as they stream: 1 for
 /// gzip, brotli and zstd alike, the fast end of each (see the
