@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::TestServer;
-use futures_util::stream;
+use futures_util::{stream, StreamExt as _};
 use tern::{
     body::Body,
     routing::{get, post},
@@ -69,6 +69,18 @@ async fn big_stream() -> Response {
     ))))
 }
 
+/// A body that never ends (an event stream's shape).
+async fn endless() -> Response {
+    let frames = stream::repeat_with(|| {
+        Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from_static(b"tick\n")))
+    })
+    .then(|frame| async move {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        frame
+    });
+    Response::new(Body::new(http_body_util::StreamBody::new(frames)))
+}
+
 fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| b'a' + (i % 26) as u8).collect()
 }
@@ -77,6 +89,7 @@ fn app() -> App {
     App::new()
         .route("/big", get(big))
         .route("/big-stream", get(big_stream))
+        .route("/endless", get(endless))
         .route("/echo", post(echo))
         .route("/stream", get(streamed))
         .route("/ignore", post(|| async { "ignored" }))
@@ -339,4 +352,21 @@ async fn large_answers_arrive_whole_in_order_to_a_slow_reader() {
     let (third, body) = rest.split_once("\r\n\r\n").unwrap();
     assert!(third.contains("connection: close"), "{third}");
     assert_eq!(body, whole);
+}
+
+#[tokio::test]
+async fn a_head_request_never_waits_for_its_body() {
+    let server = spawn().await;
+    // HEAD of an endless stream: the head only, and the next request is
+    // served on the same connection.
+    let (text, closed) = exchange(
+        &server,
+        b"HEAD /endless HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        &[],
+    )
+    .await;
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(!text.contains("tick"), "{text}");
+    assert!(text.ends_with("\r\n\r\nhome"), "{text}");
+    assert!(closed);
 }

@@ -115,7 +115,10 @@ where
             let Some(body) = self.body.as_mut() else {
                 break;
             };
-            if bodyless && body.is_end_stream() {
+            // Nothing of it is sent (HEAD, 1xx, 204, 304, a tunnel's
+            // answer): it is dropped unpolled, so that an endless body (an
+            // event stream asked with HEAD) cannot keep the connection.
+            if bodyless {
                 break;
             }
             match Pin::new(body).poll_frame(cx) {
@@ -133,7 +136,7 @@ where
                             }
                             *left -= data.len() as u64;
                         }
-                        if bodyless || data.is_empty() {
+                        if data.is_empty() {
                             continue;
                         }
                         if data.len() > write::COPY_MAX {
