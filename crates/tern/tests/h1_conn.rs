@@ -81,6 +81,23 @@ async fn endless() -> Response {
     Response::new(Body::new(http_body_util::StreamBody::new(frames)))
 }
 
+/// Answers at once and reads the body on a task of its own; the lengths
+/// it read are reported in `READ`.
+static READ: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+async fn spawned(req: Request) -> &'static str {
+    use http_body_util::BodyExt;
+    tokio::spawn(async move {
+        let n = req
+            .into_body()
+            .collect()
+            .await
+            .map_or(0, |b| b.to_bytes().len());
+        READ.lock().unwrap().push(n);
+    });
+    "spawned"
+}
+
 fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| b'a' + (i % 26) as u8).collect()
 }
@@ -90,6 +107,7 @@ fn app() -> App {
         .route("/big", get(big))
         .route("/big-stream", get(big_stream))
         .route("/endless", get(endless))
+        .route("/spawned", post(spawned))
         .route("/echo", post(echo))
         .route("/stream", get(streamed))
         .route("/ignore", post(|| async { "ignored" }))
@@ -369,4 +387,31 @@ async fn a_head_request_never_waits_for_its_body() {
     assert!(!text.contains("tick"), "{text}");
     assert!(text.ends_with("\r\n\r\nhome"), "{text}");
     assert!(closed);
+}
+
+#[tokio::test]
+async fn a_body_read_on_another_task_after_the_answer_is_fed_whole() {
+    let server = spawn().await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(b"POST /spawned HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhello")
+        .await
+        .unwrap();
+    let (text, closed) = read_until_quiet(&mut stream, Duration::from_millis(300)).await;
+    assert_eq!(bodies(&text), ["spawned"], "{text}");
+    assert!(!closed);
+    // The rest of the body, then the next request on the same connection.
+    stream
+        .write_all(b"worldGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let (text, closed) = read_until_quiet(&mut stream, Duration::from_secs(2)).await;
+    assert_eq!(bodies(&text), ["home"], "{text}");
+    assert!(closed);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        READ.lock().unwrap().contains(&10),
+        "{:?}",
+        READ.lock().unwrap()
+    );
 }

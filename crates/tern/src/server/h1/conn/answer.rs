@@ -193,11 +193,22 @@ where
             self.state = State::Upgrade;
             return Step::Again;
         }
-        // A body still read by someone: the connection cannot serve the
-        // next request before it is over. What is buffered is dropped; if
-        // the body goes on, the connection closes.
-        if !matches!(self.incoming, Incoming::Done) {
-            keep_alive &= self.discard();
+        self.after_answer(keep_alive)
+    }
+
+    /// The answer is written: the next request, once the request body is
+    /// over. A body something still reads (a task the handler spawned) is
+    /// fed to its end first (`State::Drain`); one nobody reads is dropped
+    /// from the buffer, and if it goes on past the buffer the connection
+    /// closes, since the next request's start is unknown.
+    fn after_answer(&mut self, mut keep_alive: bool) -> Step {
+        match &self.incoming {
+            Incoming::Done => {}
+            Incoming::Feeding { feed, .. } if !feed.body_dropped() => {
+                self.state = State::Drain { keep_alive };
+                return Step::Again;
+            }
+            _ => keep_alive &= self.discard(),
         }
         self.state = if keep_alive {
             State::Head
@@ -205,6 +216,25 @@ where
             State::Close
         };
         Step::Again
+    }
+
+    /// Feeds a request body still read after its answer until it ends or
+    /// its reader drops it.
+    pub(super) fn drain(&mut self, cx: &mut Context<'_>, keep_alive: bool) -> Step {
+        loop {
+            let read = matches!(
+                &self.incoming,
+                Incoming::Feeding { feed, .. } if !feed.body_dropped()
+            );
+            if !read {
+                return self.after_answer(keep_alive);
+            }
+            // Ready: it queued something, ended the body, or found it
+            // dropped; either way, look again.
+            if self.feed(cx).is_pending() {
+                return Step::Wait;
+            }
+        }
     }
 
     /// Flushes the `101` and hands the socket over.

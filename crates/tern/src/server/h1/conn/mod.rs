@@ -110,6 +110,11 @@ enum State {
         facts: Facts,
         keep_alive: bool,
     },
+    /// The answer is written; the request body is still read (by a task
+    /// the handler spawned): fed to its end before the next request.
+    Drain {
+        keep_alive: bool,
+    },
     /// A `101` written: flush it, then hand the socket over (`upgrade`).
     Upgrade,
     /// Flush, shut down, close lingering.
@@ -247,6 +252,7 @@ where
                 facts,
                 keep_alive,
             } => self.answer(cx, framing, facts, keep_alive),
+            State::Drain { keep_alive } => self.drain(cx, keep_alive),
             State::Upgrade => self.upgrade(cx),
             State::Close => self.close(cx),
             State::Reset => {
