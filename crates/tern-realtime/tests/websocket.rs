@@ -482,7 +482,18 @@ async fn the_drain_says_going_away_and_waits_for_the_answer() {
 
 #[tokio::test]
 async fn the_in_process_client_speaks_websocket() {
-    let client = TestClient::new(app(None));
+    // On each HTTP/1 engine: the test client's connection is served by the
+    // one the app's configuration names.
+    for engine in ["hyper", "tern"] {
+        let config = Config::from_settings([("TERN_HTTP1", engine)]).unwrap();
+        in_process_websocket(TestClient::from_service(
+            app(None).build_with(config).unwrap(),
+        ))
+        .await;
+    }
+}
+
+async fn in_process_websocket(client: TestClient) {
     let mut socket = client.websocket("/echo").await.unwrap();
     socket.send("one").await;
     assert_eq!(socket.recv_text().await, "one");

@@ -65,8 +65,16 @@ impl TestClient {
     /// would be but without one: write requests, read answers, and keep
     /// the stream after a `101 Switching Protocols` (a WebSocket client
     /// runs its handshake over it). Needs a Tokio runtime.
+    ///
+    /// The connection is served by the HTTP/1 engine the app's
+    /// configuration names (`TERN_HTTP1`): Tern's own (`tern`), or hyper's
+    /// (`hyper`, without the socket wrappers of the real server).
     pub fn connect(&self) -> tokio::io::DuplexStream {
         let (client, server) = tokio::io::duplex(64 * 1024);
+        if self.app.config().http1 == crate::config::Http1Engine::Tern {
+            crate::server::serve_in_memory(self.app.clone(), self.peer, server);
+            return client;
+        }
         let app = self.app.clone();
         let peer = self.peer;
         let max_body = app.config().limits.max_body_bytes;

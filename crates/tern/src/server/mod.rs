@@ -550,6 +550,31 @@ async fn serve_tern<I>(
     }
 }
 
+/// Serves one in-memory HTTP/1.1 connection (the server's end of a
+/// `tokio::io::duplex`) with Tern's own engine, on a task of its own, as
+/// a socket's would be: the test client's
+/// [`connect`](crate::test::TestClient::connect) when the app's
+/// `TERN_HTTP1` is `tern`. Needs a Tokio runtime.
+pub(crate) fn serve_in_memory(
+    app: AppService,
+    peer: std::net::SocketAddr,
+    io: tokio::io::DuplexStream,
+) {
+    // No server drains an in-memory connection: its stop signal never
+    // comes (a dropped sender would read as a shutdown, also to an
+    // upgraded connection that outlives this one).
+    static NEVER: std::sync::OnceLock<watch::Sender<bool>> = std::sync::OnceLock::new();
+    let stop = NEVER.get_or_init(|| watch::channel(false).0).subscribe();
+    let settings = Arc::new(h1::conn::Settings {
+        limits: (&app.config().limits).into(),
+        timeouts: app.config().timeouts.clone(),
+        drain: DrainState::new(stop.clone()),
+        app,
+    });
+    let io = h1::conn::Permitted::new(h1::buf::socket::Buffered::new(h1::conn::Memory(io)), None);
+    tokio::spawn(H1Conn::new(io, &[], settings, peer, stop));
+}
+
 /// Runs a hyper connection until it closes; its watchdog applies the
 /// head, keep-alive and shutdown rules.
 async fn watch_connection<I>(

@@ -10,67 +10,17 @@
 //! close; and the app saw exactly the generator's requests (method,
 //! target, body bytes). Not a public API: `tern::__fuzz::H1::pipeline`.
 
-use std::{
-    cell::RefCell,
-    io,
-    net::SocketAddr,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll},
-    time::Duration,
-};
+use std::{cell::RefCell, net::SocketAddr, sync::Arc, time::Duration};
 
 use http_body_util::BodyExt as _;
-use tokio::io::{
-    AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, DuplexStream, ReadBuf,
-};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use super::{H1Conn, Permitted, Settings};
-use crate::{
-    app::AppService,
-    drain::DrainState,
-    server::{h1::buf::socket::Buffered, watchdog::Linger},
-};
+use super::{socket::Memory, H1Conn, Permitted, Settings};
+use crate::{app::AppService, drain::DrainState, server::h1::buf::socket::Buffered};
 
 mod generate;
 
 use generate::Expected;
-
-/// An in-memory socket: one end of a `tokio::io::duplex`, closed the
-/// plain way (nothing to linger on, nothing to reset).
-struct Memory(DuplexStream);
-
-impl AsyncRead for Memory {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Memory {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().0).poll_write(cx, b)
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
-    }
-}
-
-impl Linger for Memory {
-    fn reset_on_close(&self) {}
-    fn discard_unread(&self) {}
-    fn set_send_buffer(&self, _: usize) -> io::Result<()> {
-        Ok(())
-    }
-}
 
 /// A request the app saw.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -70,8 +70,8 @@ mod request;
 mod socket;
 mod wait;
 
-pub(in crate::server) use socket::Permitted;
 pub(crate) use socket::{Handover, PendingUpgrade};
+pub(in crate::server) use socket::{Memory, Permitted};
 
 /// What the connection keeps of a request while it is served.
 #[derive(Clone, Copy)]

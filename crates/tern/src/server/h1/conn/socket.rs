@@ -1,6 +1,7 @@
 //! What travels with the connection's socket: its `TERN_MAX_CONNECTIONS`
 //! permit ([`Permitted`]), and what an upgrade hands over to
-//! `tern::upgrade` ([`Handover`], [`PendingUpgrade`]).
+//! `tern::upgrade` ([`Handover`], [`PendingUpgrade`]); and the in-memory
+//! socket ([`Memory`]) of the test client and the fuzz target.
 
 use std::{
     io,
@@ -98,5 +99,41 @@ where
 {
     fn set_send_buffer(&self, bytes: usize) -> io::Result<()> {
         self.io.set_send_buffer(bytes)
+    }
+}
+
+/// An in-memory socket: one end of a `tokio::io::duplex`, closed the
+/// plain way (nothing to linger on, nothing to reset).
+pub(crate) struct Memory(pub(crate) tokio::io::DuplexStream);
+
+impl AsyncRead for Memory {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Memory {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().0).poll_write(cx, b)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().0).poll_shutdown(cx)
+    }
+}
+
+impl Linger for Memory {
+    fn reset_on_close(&self) {}
+    fn discard_unread(&self) {}
+    fn set_send_buffer(&self, _: usize) -> io::Result<()> {
+        Ok(())
     }
 }
