@@ -129,6 +129,16 @@ impl Framing {
         }
     }
 
+    /// A follower for a connection already known to speak HTTP/2 (its
+    /// preface read and checked before this follower was made): every
+    /// byte passes untouched.
+    pub(super) fn http2() -> Self {
+        Framing {
+            state: State::Passthrough,
+            ..Framing::new()
+        }
+    }
+
     /// Whether reads must fail: hyper refused a message and closes.
     pub(super) fn doomed(&self) -> bool {
         matches!(self.state, State::Doomed)

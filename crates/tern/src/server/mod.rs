@@ -539,7 +539,10 @@ async fn serve_tern<I>(
                 unread: Arc::clone(&engine.unread),
             };
             let (io, held, n) = check.into_parts();
-            let io = WatchedIo::new(io, Arc::clone(&activity), Some(permit), Some(app.clone()));
+            // The preface is read: the HTTP/1 follower must not take the
+            // frames for HTTP/1 bytes (it would see bare LFs in them).
+            let io = WatchedIo::new(io, Arc::clone(&activity), Some(permit), Some(app.clone()))
+                .known_http2();
             let io = preface::PrefaceCheck::replaying(io, &held[..n]);
             let conn = Connection::chosen(io, service, Arc::clone(&engine.builders));
             // Boxed: HTTP/2 connections are the rare and large ones, and

@@ -89,6 +89,15 @@ impl<T: Linger> WatchedIo<T> {
         }
     }
 
+    /// For a connection whose HTTP/2 preface was read before it was
+    /// wrapped (Tern's HTTP/1 engine chose the protocol): the HTTP/1
+    /// framing follower, which would otherwise take the frames for
+    /// HTTP/1 bytes, lets every byte pass.
+    pub(in crate::server) fn known_http2(mut self) -> Self {
+        self.framing = Framing::http2();
+        self
+    }
+
     /// hyper holds complete request heads it has not taken up yet: more
     /// answers follow this one without waiting for the client.
     #[inline]
