@@ -8,6 +8,7 @@ more requests than llhttp does plus the one it accepted, nor answering a
 request llhttp rejects when it is not the first on the connection.
 docs/hardening.md repeats this table.
 """
+import os
 import re
 
 # llhttp's strict method list (RFC 9110 and the registered extensions).
@@ -316,18 +317,22 @@ def messages_of(raw):
 
 
 # Rules that excuse hyper's HTTP/1 path only (oracle.py against a server
-# on `TERN_HTTP1=hyper`, the default until issue 31's step 7): Tern's own
-# codec refuses these (differential.py asks with engine="tern").
+# on `TERN_HTTP1=hyper`, the way back for one release since issue 31's
+# step 7 made Tern's own codec the default): Tern's codec refuses these.
 HYPER_ONLY = {
     # The codec refuses both fields together (400, RFC 9112 §6.3).
     "Content-Length and Transfer-Encoding together",
 }
 
 
-def excuse(direction, raw, engine="hyper"):
+def excuse(direction, raw, engine=None):
     """The first rule of `direction` that matches `raw` or one of its
     requests, or None; `engine` "tern" leaves out the rules of hyper's
-    path (HYPER_ONLY)."""
+    path (HYPER_ONLY). By default the engine is the one the server under
+    test runs: `TERN_HTTP1` of this process's environment (run.sh passes
+    it on to the server), `tern` when unset."""
+    if engine is None:
+        engine = "hyper" if os.environ.get("TERN_HTTP1") == "hyper" else "tern"
     for part in messages_of(raw):
         for d, name, predicate, _reason in RULES:
             if engine == "tern" and name in HYPER_ONLY:

@@ -11,7 +11,10 @@ half a second, reads VmRSS again and stops the server. The figure is
 `idle_rss`), with a fresh process per round so that rounds do not inherit
 each other's heap.
 
-usage: idle_rss.py [--connections N] [--rounds R] [--path /] NAME=BINARY...
+usage: idle_rss.py [--connections N] [--rounds R] [--path /] NAME=BINARY[,VAR=VALUE...]...
+
+A server named twice with different settings is measured as two servers
+(`tern-hyper=BIN,TERN_HTTP1=hyper`): the settings go into its environment.
 
 It replaces bench/scripts/idle_conn_rss.py (one binary, one round; the
 figure of commit 90916a4): `idle_rss.py --rounds 1 --path /json tern=BINARY`.
@@ -80,8 +83,9 @@ def request(sock, path):
     return read_answer(sock)
 
 
-def start(binary, port, log):
+def start(binary, port, log, extra=()):
     env = dict(os.environ)
+    env.update(extra)
     env.update({
         "TERN_ADDR": f"127.0.0.1:{port}",
         "RUST_LOG": "warn",
@@ -112,10 +116,11 @@ def stop(proc):
         proc.wait()
 
 
-def measure(name, binary, n, path, logdir):
+def measure(name, server, n, path, logdir):
+    binary, extra = server
     port = free_port()
     with open(os.path.join(logdir, f"idle-{name}.log"), "a") as log:
-        proc = start(binary, port, log)
+        proc = start(binary, port, log, extra)
         conns = []
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=10) as warm:
@@ -145,14 +150,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--path", default="/")
     ap.add_argument("--logdir", default=".")
-    ap.add_argument("servers", nargs="+", metavar="NAME=BINARY")
+    ap.add_argument("servers", nargs="+", metavar="NAME=BINARY[,VAR=VALUE...]")
     a = ap.parse_args()
     servers = []
     for s in a.servers:
-        name, sep, binary = s.partition("=")
-        if not sep or not name or not os.access(binary, os.X_OK):
-            ap.error(f"not NAME=BINARY with an executable binary: {s}")
-        servers.append((name, binary))
+        name, sep, rest = s.partition("=")
+        binary, *settings = rest.split(",")
+        extra = [v.partition("=")[::2] for v in settings]
+        if not sep or not name or not os.access(binary, os.X_OK) or any(not k for k, _ in extra):
+            ap.error(f"not NAME=BINARY[,VAR=VALUE...] with an executable binary: {s}")
+        servers.append((name, (binary, extra)))
     if a.connections < 1 or a.rounds < 1:
         ap.error("--connections and --rounds must be at least 1")
 

@@ -98,6 +98,40 @@ async fn spawned(req: Request) -> &'static str {
     "spawned"
 }
 
+/// How many of the `/slow` handlers and `/guarded` bodies were dropped.
+static DROPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+struct Guard;
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        DROPPED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A handler that takes a minute.
+async fn slow() -> &'static str {
+    let _guard = Guard;
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    "late"
+}
+
+/// An endless body (an event stream's shape) that counts its drop.
+async fn guarded() -> Response {
+    let guard = Guard;
+    let frames = stream::repeat_with(|| {
+        Ok::<_, std::io::Error>(http_body::Frame::data(Bytes::from_static(b"tick\n")))
+    })
+    .then(move |frame| {
+        let _keep = &guard;
+        async move {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            frame
+        }
+    });
+    Response::new(Body::new(http_body_util::StreamBody::new(frames)))
+}
+
 fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| b'a' + (i % 26) as u8).collect()
 }
@@ -107,6 +141,8 @@ fn app() -> App {
         .route("/big", get(big))
         .route("/big-stream", get(big_stream))
         .route("/endless", get(endless))
+        .route("/slow", get(slow))
+        .route("/guarded", get(guarded))
         .route("/spawned", post(spawned))
         .route("/echo", post(echo))
         .route("/stream", get(streamed))
@@ -414,4 +450,41 @@ async fn a_body_read_on_another_task_after_the_answer_is_fed_whole() {
         "{:?}",
         READ.lock().unwrap()
     );
+}
+
+/// A client that closes its connection while the handler works, or while
+/// an endless answer waits for its next frame, cancels them: the handler's
+/// future and the body are dropped at once (not when a write would fail,
+/// which for an event stream may be many seconds away), as hyper's server
+/// does.
+#[tokio::test]
+async fn a_client_that_leaves_cancels_its_handler_and_its_endless_answer() {
+    use std::sync::atomic::Ordering;
+    let server = spawn().await;
+    let before = DROPPED.load(Ordering::SeqCst);
+    for (path, head_first) in [("/slow", false), ("/guarded", true)] {
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        stream
+            .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        if head_first {
+            // The answer's head arrives; its body waits.
+            let mut buf = [0u8; 1024];
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{:?}", &buf[..n]);
+        } else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        drop(stream);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while DROPPED.load(Ordering::SeqCst) < before + 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of 2 dropped",
+            DROPPED.load(Ordering::SeqCst) - before
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

@@ -38,9 +38,10 @@ fn main() -> io::Result<()> {
     config.health_path = None;
     // The other peers give in-flight requests 5 s at shutdown.
     config.timeouts.shutdown = Duration::from_secs(5);
-    // `TERN_HTTP1=tern`: Tern's own HTTP/1 connection (issue 31).
-    if std::env::var("TERN_HTTP1").as_deref() == Ok("tern") {
-        config.http1 = tern::config::Http1Engine::Tern;
+    // Tern's own HTTP/1 connection is the default (issue 31);
+    // `TERN_HTTP1=hyper` measures hyper's HTTP/1 server under Tern.
+    if std::env::var("TERN_HTTP1").as_deref() == Ok("hyper") {
+        config.http1 = tern::config::Http1Engine::Hyper;
     }
     let ops = std::env::var("BENCH_OPS").unwrap_or_default();
     match ops.as_str() {

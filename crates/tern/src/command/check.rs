@@ -215,6 +215,14 @@ pub(crate) fn findings(config: &Config) -> Vec<Finding> {
             ),
         });
     }
+    if config.http1 == crate::config::Http1Engine::Hyper {
+        out.push(Finding::warn(
+            "TERN_HTTP1",
+            "is `hyper`: hyper's HTTP/1 server, the way back for one release (more memory per \
+             connection, pipelined answers less batched); remove it unless Tern's own engine \
+             broke something (and report what)",
+        ));
+    }
     if config.openapi == Some(true) {
         out.push(Finding::warn(
             "TERN_OPENAPI",
@@ -334,5 +342,19 @@ mod tests {
         assert_eq!(verdict("TRUSTED_PROXIES"), Verdict::Fail);
         assert_eq!(verdict("TERN_SECURITY_HEADERS"), Verdict::Fail);
         assert!(lines.iter().all(|f| !f.to_string().contains(secret)));
+    }
+
+    #[test]
+    fn the_hyper_engine_is_a_warning() {
+        let production = [
+            ("TERN_ENV", "production"),
+            ("SECRET_KEY", "kq3v9S0yX2b7NwL4pT8rZ1cH6mJ5fD0aQeUuGiVoWx"),
+            ("ALLOWED_HOSTS", "example.com"),
+            ("TRUSTED_PROXY_HEADER", "X-Forwarded-For"),
+        ];
+        assert!(!verdicts(&production).iter().any(|(s, _)| s == "TERN_HTTP1"));
+        let mut hyper = production.to_vec();
+        hyper.push(("TERN_HTTP1", "hyper"));
+        assert!(verdicts(&hyper).contains(&("TERN_HTTP1".into(), Verdict::Warn)));
     }
 }

@@ -34,14 +34,15 @@ pub enum RuntimeMode {
 /// HTTP/2 is hyper's on both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Http1Engine {
-    /// hyper's HTTP/1 server with Tern's framing follower (default while
-    /// Tern's own is built, issue 31).
+    /// Tern's own HTTP/1.1 connection and codec (`server/h1`, default):
+    /// strict by construction, buffers only while there is something to
+    /// read or write, pipelined answers in one write.
     #[default]
-    Hyper,
-    /// Tern's own HTTP/1.1 connection and codec (`server/h1`): strict by
-    /// construction, buffers only while there is something to read or
-    /// write, pipelined answers in one write.
     Tern,
+    /// hyper's HTTP/1 server with Tern's framing follower: the engine
+    /// before issue 31, kept for one release as the way back if Tern's
+    /// own breaks something an app relies on.
+    Hyper,
 }
 
 /// The lines of the default log output (`TERN_LOG_FORMAT`).
@@ -247,7 +248,7 @@ pub struct Config {
     /// same port, for a restart without downtime. Default off: an address
     /// already in use stops the start with an error naming `TERN_ADDR`.
     pub reuse_port: bool,
-    /// `TERN_HTTP1`: `hyper` (default) or `tern`, the HTTP/1.1 server
+    /// `TERN_HTTP1`: `tern` (default) or `hyper`, the HTTP/1.1 server
     /// (see [`Http1Engine`]).
     pub http1: Http1Engine,
     /// `SECRET_KEY`: at least 32 bytes; required in production, where it

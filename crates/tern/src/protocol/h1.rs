@@ -413,7 +413,9 @@ pub(crate) fn may_be_hyper_refusal(buf: &[u8]) -> bool {
 /// Parsing heads ahead of hyper to answer first would be a second HTTP/1
 /// parser that must agree with httparse on every byte (the disagreement
 /// this module exists to prevent); patching hyper would reach only builds
-/// inside this repository (`vendor/hyper/TERN-PATCH.md`). So the watched
+/// inside this repository (`[patch]` does not reach an app's build). So
+/// on `TERN_HTTP1=hyper` (the way back; Tern's own engine answers these
+/// itself, `server/h1`) the watched
 /// socket (`server/watchdog/io.rs`, `WatchedIo::replaces`) swaps these
 /// bytes for `AppService::unparsable_answer`.
 ///

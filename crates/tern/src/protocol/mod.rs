@@ -92,8 +92,8 @@
 //! | the rules above apply after the handler answered: the rest of a body it dropped is still read, within `TERN_MAX_BODY_BYTES` and `TERN_REQUEST_TIMEOUT` | (h2's answer, whatever the timing) | Tern: `server/h2.rs` `unread_hook` |
 //! | rapid reset, CONTINUATION and header-list floods; too many streams | GOAWAY | stock h2, limits set by Tern |
 //!
-//! `vendor/hyper` adds no protocol rule: its one patch is the lazy write
-//! buffer (memory per connection).
+//! hyper is the published crate (its HTTP/1 server serves only under
+//! `TERN_HTTP1=hyper`, the way back for one release).
 
 pub(crate) mod h1;
 pub(crate) mod h2;

@@ -60,23 +60,23 @@ impl TestServer {
 }
 
 /// Development configuration with short timeouts for tests.
-/// Whether the tests run on Tern's own HTTP/1 engine (`TERN_HTTP1=tern`):
-/// the few places where it answers otherwise than hyper's path, each a
-/// recorded difference (`docs/plans/http1.md` §3.2), check for it.
+/// Whether the tests run on Tern's own HTTP/1 engine (the default; not
+/// `TERN_HTTP1=hyper`): the few places where it answers otherwise than
+/// hyper's path, each a recorded difference (`docs/plans/http1.md` §3.2),
+/// check for it.
 #[allow(dead_code)]
 pub fn tern_engine() -> bool {
-    std::env::var("TERN_HTTP1").as_deref() == Ok("tern")
+    std::env::var("TERN_HTTP1").as_deref() != Ok("hyper")
 }
 
 /// `TERN_HTTP1` in the environment chooses the HTTP/1 engine, so that the
-/// same tests run on both (`.ci/run` runs them again with `tern`).
+/// same tests run on both (`.ci/run` runs them again with `hyper`).
 pub fn config() -> Config {
     let mut c = Config::default();
     c.timeouts.shutdown = Duration::from_secs(10);
-    c.http1 = match std::env::var("TERN_HTTP1").as_deref() {
-        Ok("tern") => tern::config::Http1Engine::Tern,
-        _ => tern::config::Http1Engine::Hyper,
-    };
+    if !tern_engine() {
+        c.http1 = tern::config::Http1Engine::Hyper;
+    }
     c
 }
 

@@ -189,7 +189,7 @@ fn every_value_is_read_and_empty_means_unset() {
         ("TERN_WORKERS", "3"),
         ("TERN_RUNTIME", "per-core"),
         ("TERN_REUSE_PORT", "yes"),
-        ("TERN_HTTP1", "tern"),
+        ("TERN_HTTP1", "hyper"),
         ("TERN_INVALID_RESPONSES", "fail"),
         ("TERN_OPENAPI", "on"),
         ("SECRET_KEY", " spaced "),
@@ -219,7 +219,7 @@ fn every_value_is_read_and_empty_means_unset() {
     assert_eq!(c.workers, 3);
     assert_eq!(c.runtime, RuntimeMode::PerCore);
     assert!(c.reuse_port);
-    assert_eq!(c.http1, Http1Engine::Tern);
+    assert_eq!(c.http1, Http1Engine::Hyper);
     assert_eq!(c.invalid_responses, InvalidResponses::Fail);
     assert_eq!(c.openapi, Some(true));
     assert_eq!(

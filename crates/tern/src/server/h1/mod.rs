@@ -1,8 +1,8 @@
-//! Tern's own HTTP/1.1 server codec (issue 31; plan `docs/plans/http1.md`),
-//! built beside hyper's HTTP/1 path until it replaces it: the head
-//! (`parse`), the request body (`body`), the answer's head and framing
-//! (`write`), the buffers and the readiness-then-read socket (`buf`); the
-//! connection follows.
+//! Tern's own HTTP/1.1 server (issue 31; plan `docs/plans/http1.md`), the
+//! default engine (`TERN_HTTP1=hyper` is the way back for one release): the
+//! head (`parse`), the request body (`body`), the answer's head and framing
+//! (`write`), the buffers and the readiness-then-read socket (`buf`), and
+//! the connection's state machine that drives them (`conn`).
 //!
 //! Strict by construction: every rule of RFC 9112 it enforces is in
 //! `crate::protocol::h1`, applied while the bytes are read, each limit

@@ -9,7 +9,7 @@ use std::{
 
 use tokio::time::Instant;
 
-use super::{H1Conn, State};
+use super::{H1Conn, Incoming, State};
 use crate::{
     metrics::http::Reason,
     server::{
@@ -71,6 +71,9 @@ where
                 Poll::Pending => {}
             }
         }
+        if self.poll_peer_left(cx).is_ready() {
+            return Poll::Ready(());
+        }
         if let Some(stop) = self.stop.as_mut() {
             if stop.as_mut().poll(cx).is_ready() {
                 self.stop = None;
@@ -100,6 +103,37 @@ where
             };
         }
         self.expire(expiry)
+    }
+
+    /// While the app works on an answer, or streams one, and reads nothing
+    /// of the request, a client that closes its side is noticed, as
+    /// hyper's server notices it (`mid_message_detect_eof`): the answer is
+    /// dropped (the handler cancelled, an endless event stream ended) and
+    /// the connection closed. Bytes the client sends meanwhile (a
+    /// pipelined request) are kept for later; once some are, the check
+    /// stops, as hyper's does. `Ready` when the client left.
+    fn poll_peer_left(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let watched = matches!(self.state, State::Serve(_) | State::Answer { .. })
+            && matches!(self.incoming, Incoming::Done)
+            && !self.eof
+            && self.rd.is_empty()
+            && self.upgrade.is_none();
+        if !watched {
+            return Poll::Pending;
+        }
+        match self.poll_fill(cx) {
+            Poll::Ready(Ok(0) | Err(_)) => {
+                tracing::debug!("the client left before its answer was written");
+                self.eof = true;
+                self.fut = None;
+                self.body = None;
+                self.state = State::Close;
+                Poll::Ready(())
+            }
+            // Read: kept for the next head. Pending: the read side's waker
+            // is registered.
+            Poll::Ready(Ok(_)) | Poll::Pending => Poll::Pending,
+        }
     }
 
     pub(super) fn expire(&mut self, expiry: Expiry) -> Poll<()> {
