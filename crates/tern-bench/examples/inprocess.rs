@@ -22,6 +22,12 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // Tern's default log output, as `tern::run` and `tern::serve` install
+    // it in every app that brings no subscriber of its own: without one,
+    // `tracing` hands each event to the `log` crate's fallback, a cost no
+    // served app pays. Installed for both sides (the hand-written side
+    // makes no `tracing` calls); set before the counted requests.
+    tern::init_logging();
     let rt = callgrind::target_runtime();
     let app = inprocess::tern_app();
     let hand = Handwritten::default();

@@ -32,7 +32,10 @@ pub struct Item {
 }
 
 /// The scenarios, by name.
-pub const SCENARIOS: &[&str] = &["get_user", "json_post", "mixed_1000"];
+pub const SCENARIOS: &[&str] = &["plaintext", "get_user", "json_post", "mixed_1000"];
+
+/// The plaintext scenario's answer (`text/plain`).
+pub const PLAINTEXT: &str = "Hello, World!";
 
 /// The request of a scenario, `i` varying the mixed one.
 pub fn request(scenario: &str, i: usize) -> Request<Bytes> {
@@ -43,6 +46,10 @@ pub fn request(scenario: &str, i: usize) -> Request<Bytes> {
             .body(Bytes::from_static(
                 br#"{"name":"tea","qty":2,"tags":["green","loose"]}"#,
             ))
+            .unwrap_or_default(),
+        "plaintext" => Request::get("/plaintext")
+            .header(header::HOST, "localhost")
+            .body(Bytes::new())
             .unwrap_or_default(),
         "mixed_1000" => {
             let n = i % 1000;
@@ -74,7 +81,8 @@ pub fn tern_app() -> AppService {
         .route(
             "/items",
             post(|Json(item): Json<Item>| async move { Json(item) }),
-        );
+        )
+        .route("/plaintext", get(|| async { PLAINTEXT }));
     let mut config = tern::Config::default();
     config.health_path = None;
     match route_table(app).build_with(config) {
@@ -141,6 +149,14 @@ impl Handwritten {
     pub async fn call(&self, req: Request<Full<Bytes>>) -> Response<Full<Bytes>> {
         let path = req.uri().path();
         if req.method() == Method::GET {
+            if path == "/plaintext" {
+                let mut res = Response::new(Full::new(Bytes::from_static(PLAINTEXT.as_bytes())));
+                res.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/plain; charset=utf-8"),
+                );
+                return res;
+            }
             if let Some(id) = path.strip_prefix("/user/") {
                 return match id.parse::<u64>() {
                     Ok(id) => json_response(

@@ -105,8 +105,8 @@ impl InprocessArgs {
     pub(super) fn run(self) -> Result<()> {
         let InprocessArgs { requests, binary } = self;
         println!(
-            "{:<12} {:>14} {:>14} {:>8}",
-            "scenario", "handwritten", "tern", "ratio"
+            "{:<12} {:>14} {:>14} {:>8} {:>12}",
+            "scenario", "handwritten", "tern", "ratio", "fixed cost"
         );
         for scenario in inprocess::SCENARIOS {
             let hand = callgrind::measure(&binary, "handwritten", scenario, requests)
@@ -114,11 +114,12 @@ impl InprocessArgs {
             let tern = callgrind::measure(&binary, "tern", scenario, requests)
                 .with_context(|| format!("{scenario}, tern"))?;
             println!(
-                "{:<12} {:>14.0} {:>14.0} {:>7.2}x",
+                "{:<12} {:>14.0} {:>14.0} {:>7.2}x {:>12.0}",
                 scenario,
                 hand.per_request,
                 tern.per_request,
-                tern.per_request / hand.per_request
+                tern.per_request / hand.per_request,
+                tern.per_request - hand.per_request
             );
         }
         Ok(())
