@@ -60,6 +60,7 @@ fn messages_say_what_the_value_should_be() {
             "Per-Core",
             "`Per-Core` is neither `multi-thread` nor `per-core`",
         ),
+        ("TERN_HTTP1", "h1", "`h1` is neither `tern` nor `hyper`"),
         (
             "TERN_INVALID_RESPONSES",
             "log",
