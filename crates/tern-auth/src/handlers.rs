@@ -44,6 +44,9 @@ pub(crate) trait FieldRules {
 impl<T: DeserializeOwned + Send + FieldRules, S: Send + Sync> FromRequest<S> for JsonOrForm<T> {
     type Rejection = Response;
 
+    /// Reads the request; keeps nothing of it.
+    const KEEPS_REQUEST: bool = false;
+
     async fn from_request(req: Request, state: &S) -> Result<Self, Response> {
         let headers = req.headers().clone();
         let body = Bytes::from_request(req, state)

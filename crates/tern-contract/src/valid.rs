@@ -77,6 +77,9 @@ where
 {
     type Rejection = Response;
 
+    /// Reads the request; keeps nothing of it.
+    const KEEPS_REQUEST: bool = false;
+
     async fn from_request(req: Request, state: &S) -> Result<Self, Response> {
         let format = request_format(req.headers()).map_err(IntoResponse::into_response)?;
         let keyring = if format == Format::Cose {

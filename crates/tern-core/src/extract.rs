@@ -155,6 +155,15 @@ pub trait FromRequest<S, M = private::ViaRequest>: Sized {
         state: &S,
     ) -> impl Future<Output = Result<Self, Self::Rejection>> + Send;
 
+    /// Whether this extractor may keep the request, or hand it to another
+    /// task, past the moment it is called (`Request` itself does: the
+    /// handler may send it anywhere). When it may, the framework first puts
+    /// its per-request values into the request's extensions, so that they
+    /// go with it; otherwise they stay where reading them costs less. The
+    /// default is the safe `true`; an extractor that only reads the
+    /// request and returns a value of its own (a parsed body) says `false`.
+    const KEEPS_REQUEST: bool = true;
+
     /// Checks, when the app is built, that this extractor can work on
     /// `route`; see [`FromRequestParts::check_route`]. The default accepts
     /// any route.
@@ -176,6 +185,8 @@ where
     T: FromRequestParts<S>,
 {
     type Rejection = <Self as FromRequestParts<S>>::Rejection;
+
+    const KEEPS_REQUEST: bool = false;
 
     fn from_request(
         req: Request,
@@ -351,6 +362,9 @@ where
 {
     type Rejection = <T as OptionalFromRequest<S>>::Rejection;
 
+    /// `T`'s: its optional form reads the request as `T` does.
+    const KEEPS_REQUEST: bool = <T as FromRequest<S>>::KEEPS_REQUEST;
+
     /// `None` when there is no body for `T`; `T`'s rejection when there
     /// is one it cannot read.
     fn from_request(
@@ -398,6 +412,8 @@ where
 {
     type Rejection = std::convert::Infallible;
 
+    const KEEPS_REQUEST: bool = T::KEEPS_REQUEST;
+
     /// `T`, or its rejection for the handler to answer; never fails.
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
         Ok(T::from_request(req, state).await)
@@ -415,6 +431,8 @@ where
 impl<S: Send + Sync> FromRequest<S> for bytes::Bytes {
     type Rejection = Rejection;
 
+    const KEEPS_REQUEST: bool = false;
+
     /// The whole body, read within the body limit (`413` past it).
     async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {
         req.into_body()
@@ -426,6 +444,8 @@ impl<S: Send + Sync> FromRequest<S> for bytes::Bytes {
 
 impl<S: Send + Sync> FromRequest<S> for String {
     type Rejection = Rejection;
+
+    const KEEPS_REQUEST: bool = false;
 
     /// The body as UTF-8 text; `400` when it is not UTF-8.
     async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {

@@ -1,18 +1,34 @@
 //! The framework's per-request values (`Ctx`): the app, the peer, the
 //! request ID, the route parameters, the server's drain.
 //!
-//! They live in the request's extensions, put there when the app starts
-//! the request (`app::prepare`), so they go wherever the request goes:
-//! through tower layers, into a task a middleware spawns
-//! (`tokio::spawn(next.run(req))`), through `tower::buffer`'s worker.
-//! Every reader finds them through the request ([`with`]); a request that
-//! was not received by a Tern app has none, and its readers say so.
+//! Where they live: while a request is Tern's own (its app's
+//! [`ResponseFuture`](crate::ResponseFuture) routes it and polls its
+//! handler), its context is a box the response future owns, made current
+//! on the thread around each synchronous call and poll of the chain
+//! ([`enter_ctx`]), like the current app below. Its readers take a
+//! request's extensions ([`with`]): the context in them if the request
+//! has one, else the current one. Before the request can leave Tern's
+//! hands, the context moves into the request's extensions
+//! ([`materialize`]), so it goes wherever the request goes: through tower
+//! layers, into a task a middleware spawns (`tokio::spawn(next.run(req))`),
+//! through `tower::buffer`'s worker, into a task a handler hands its whole
+//! `Request` to. The places a request can leave by are few and all
+//! Tern's: a tower service or layer in the chain (`Route::from_service`,
+//! which every `layer`, `route_layer`, `from_fn` and `nest_service`
+//! becomes) and a handler's last extractor that may keep the request
+//! (`FromRequest::KEEPS_REQUEST`: `Request` itself and any extractor of an
+//! app's own; Tern's body extractors and every `FromRequestParts` do
+//! not). A request that no Tern app started has no context in its
+//! extensions and is never current, and its readers say so.
 //!
-//! This costs the extension map (two allocations: the map and its table,
-//! the context itself is the map's one boxed value) and a hash lookup per
-//! read. A thread-local owned by the response future was cheaper, but it
-//! was current only while the app's own future polled: a request handed to
+//! Why not always the extensions (issue 26's first design): the map costs
+//! three allocations and ~700 instructions per request (the map, its
+//! table, the boxed context; issue 31's in-process measurements), paid by
+//! every request although most never leave their response future. Why not
+//! a thread-local alone (the design before issue 26): a request handed to
 //! another task lost its context and its handler answered `500`.
+//! The boxes are reused per thread ([`boxed`], [`recycle`]): a request that
+//! stays Tern's allocates nothing for its context.
 //!
 //! What has no request to read from, an answer's `IntoResponse` (the
 //! configuration `tern-contract` consults, the routes of the API
@@ -47,11 +63,15 @@ use smallvec::SmallVec;
 
 use crate::app::Shared;
 
-/// Runs `f` on the context of the request whose extensions these are;
+/// Runs `f` on the context of the request whose extensions these are:
+/// the one in them, else the current one (see the module documentation);
 /// `None` for a request that no Tern app started.
 #[inline]
 pub(crate) fn with<R>(extensions: &http::Extensions, f: impl FnOnce(&Ctx) -> R) -> Option<R> {
-    extensions.get::<Ctx>().map(f)
+    match extensions.get::<Ctx>() {
+        Some(ctx) => Some(f(ctx)),
+        None => CURRENT.with(|c| c.try_borrow().ok()?.as_deref().map(f)),
+    }
 }
 
 /// [`with`], mutably.
@@ -60,7 +80,90 @@ pub(crate) fn with_mut<R>(
     extensions: &mut http::Extensions,
     f: impl FnOnce(&mut Ctx) -> R,
 ) -> Option<R> {
-    extensions.get_mut::<Ctx>().map(f)
+    match extensions.get_mut::<Ctx>() {
+        Some(ctx) => Some(f(ctx)),
+        None => CURRENT.with(|c| c.try_borrow_mut().ok()?.as_deref_mut().map(f)),
+    }
+}
+
+thread_local! {
+    /// The context of the request whose chain runs on this thread now,
+    /// while it has not moved into its request's extensions.
+    static CURRENT: RefCell<Option<Box<Ctx>>> = const { RefCell::new(None) };
+    /// A context's box kept for the thread's next request.
+    static SPARE: std::cell::Cell<Option<Box<Ctx>>> = const { std::cell::Cell::new(None) };
+}
+
+/// `ctx` in a box: the thread's spare one if it has one.
+#[inline]
+pub(crate) fn boxed(ctx: Ctx) -> Box<Ctx> {
+    match SPARE.take() {
+        Some(mut spare) => {
+            *spare = ctx;
+            spare
+        }
+        None => Box::new(ctx),
+    }
+}
+
+/// Keeps `ctx`'s box for the thread's next request. What could keep
+/// something alive (the request ID's buffer, the span, the drain, the
+/// parameters' names) is dropped now; the app's handle stays until the box
+/// is reused.
+#[inline]
+pub(crate) fn recycle(mut ctx: Box<Ctx>) {
+    ctx.request_id = RequestIdValue::from_static("-");
+    ctx.params = PathParams::default();
+    ctx.drain = None;
+    ctx.span = tracing::Span::none();
+    ctx.traceparent = None;
+    SPARE.set(Some(ctx));
+}
+
+/// While alive, the context that was in `slot` is the current one and
+/// `slot` holds the previous current context (a request served inside
+/// another's handler); dropping it (also when unwinding) swaps them back.
+/// A context [`materialize`]d meanwhile is gone from both.
+pub(crate) struct EnteredCtx<'a> {
+    slot: &'a mut Option<Box<Ctx>>,
+}
+
+/// Makes `slot`'s context current for as long as the guard lives.
+#[inline]
+pub(crate) fn enter_ctx(slot: &mut Option<Box<Ctx>>) -> EnteredCtx<'_> {
+    swap_ctx(slot);
+    EnteredCtx { slot }
+}
+
+#[inline]
+fn swap_ctx(slot: &mut Option<Box<Ctx>>) {
+    CURRENT.with(|c| {
+        // `with` and `with_mut` borrow only for their closures, which
+        // never enter a scope: both swaps of a guard succeed or neither.
+        if let Ok(mut current) = c.try_borrow_mut() {
+            std::mem::swap(&mut *current, slot);
+        }
+    });
+}
+
+impl Drop for EnteredCtx<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        swap_ctx(self.slot);
+    }
+}
+
+/// Moves the current context into `extensions`, the request's it is,
+/// unless they have a context already: the request is about to leave
+/// Tern's hands (see the module documentation).
+pub(crate) fn materialize(extensions: &mut http::Extensions) {
+    if extensions.get::<Ctx>().is_some() {
+        return;
+    }
+    let ctx = CURRENT.with(|c| c.try_borrow_mut().ok()?.take());
+    if let Some(ctx) = ctx {
+        extensions.insert(*ctx);
+    }
 }
 
 thread_local! {

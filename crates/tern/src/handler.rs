@@ -115,7 +115,7 @@ macro_rules! impl_handler {
                 Err(rejection) => return rejection.into_response(),
             };
         )+
-        let $req = Request::from_parts(parts, body);
+        let mut $req = Request::from_parts(parts, body);
     };
     ([$($ty:ident),*], $last:ident) => {
         #[allow(non_snake_case, unused_mut)]
@@ -144,7 +144,14 @@ macro_rules! impl_handler {
                 let negotiated = Res::NEGOTIATED
                     .then(|| crate::negotiation::Negotiated::of(&req));
                 let answer = async move {
+                    let mut req = req;
                     impl_handler!(@parts req state $($ty)*);
+                    // An extractor that may keep the request (`Request`
+                    // itself, an app's own) gets it with its context
+                    // (see `context`); a compile-time constant.
+                    if <$last as FromRequest<S, M>>::KEEPS_REQUEST {
+                        crate::context::materialize(req.extensions_mut());
+                    }
                     let $last = match $last::from_request(req, &state).await {
                         Ok(value) => value,
                         Err(rejection) => return rejection.into_response(),

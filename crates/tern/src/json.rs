@@ -48,6 +48,9 @@ where
 {
     type Rejection = Rejection;
 
+    /// Reads the request; keeps nothing of it.
+    const KEEPS_REQUEST: bool = false;
+
     async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {
         if !has_content_type(&req, "application/json", Some("+json")) {
             return Err(Rejection::unsupported_media_type(

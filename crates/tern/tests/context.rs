@@ -350,3 +350,65 @@ fn the_handle_can_move_anywhere() {
     fn movable<T: Clone + Send + Sync + 'static>() {}
     movable::<RequestContext>();
 }
+
+/// An extractor of an app's own that keeps the whole request, as an app's
+/// extractor may (`FromRequest::KEEPS_REQUEST` left at its default).
+struct Kept(Request);
+
+impl<S: Send + Sync> tern::extract::FromRequest<S> for Kept {
+    type Rejection = Infallible;
+
+    async fn from_request(req: Request, _: &S) -> Result<Self, Infallible> {
+        Ok(Kept(req))
+    }
+}
+
+/// The kept request goes to a task, which extracts there.
+async fn extract_kept_in_task(Kept(req): Kept) -> Response {
+    extract_in_task(req).await
+}
+
+#[tokio::test]
+async fn an_extractor_that_keeps_the_request_hands_on_its_context() {
+    let app = App::new()
+        .settings::<Shop>("shop")
+        .route("/items/{id}", get(extract_kept_in_task));
+    let server = common::spawn_with(app, config()).await;
+    let res = common::get(&server, "/items/7").await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(
+        res.text(),
+        expected(&res).replace(&format!("limit={BODY_LIMIT}"), "limit=no app")
+    );
+    server.shutdown().await;
+}
+
+/// An app served inside another app's route (a tower service there)
+/// reads its own context: its own route's parameters and settings, the
+/// outer request's client address, and its own request ID, as an app
+/// served on its own would.
+#[tokio::test]
+async fn an_app_served_inside_another_reads_its_own_context() {
+    let inner = App::new()
+        .settings::<Shop>("shop")
+        .route("/items/{id}", get(show))
+        .build_with(config())
+        .unwrap();
+    let outer = App::new().route(
+        "/items/{outer}",
+        tern::routing::MethodRouter::default()
+            .on_service(http::Method::GET, tern::routing::Route::from_service(inner)),
+    );
+    let server = common::spawn_with(outer, Config::default()).await;
+    let res = common::get(&server, "/items/7").await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    // The inner app's own ID: the outer one's answer carries the outer ID.
+    let text = res.text();
+    let id = text
+        .strip_prefix("corner shop item=7 id=")
+        .and_then(|rest| rest.strip_suffix(&format!(" loopback=true limit={BODY_LIMIT}")))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(id.len(), 32, "{text}");
+    assert_ne!(Some(id), res.header("x-request-id"), "{text}");
+    server.shutdown().await;
+}

@@ -301,12 +301,26 @@ impl AppService {
                     }
                     Metered::new(&req)
                 });
-                req.extensions_mut().insert(ctx);
+                // Current around each call and poll of the chain, and in
+                // the request's extensions once the request may leave
+                // (`context`).
+                // A request that brings a context already (an app served
+                // inside another app's route, through a tower service) has
+                // this app's in its extensions instead, in the outer one's
+                // place.
+                let mut ctx = match req.extensions().get::<crate::context::Ctx>() {
+                    None => Some(crate::context::boxed(ctx)),
+                    Some(_) => {
+                        req.extensions_mut().insert(ctx);
+                        None
+                    }
+                };
                 let mut app = Some(Arc::clone(&inner.shared));
                 // Routing (and any synchronous part of the chain) runs here.
                 let routing = metered.is_some() || fields.is_some();
                 let fut = {
                     let _entered = crate::context::enter(&mut app);
+                    let _ctx = crate::context::enter_ctx(&mut ctx);
                     let _span = span.enter();
                     let _fields = crate::log::enter(&mut fields);
                     if routing {
@@ -320,6 +334,7 @@ impl AppService {
                 State::Running {
                     fut,
                     app,
+                    ctx,
                     request_id,
                     peer,
                     timer: None,
@@ -356,6 +371,9 @@ enum State {
         /// The app, current while the chain polls (see `context`), for
         /// answers that have no request to read it from.
         app: Option<Arc<Shared>>,
+        /// The request's context while it has not moved into the
+        /// request's extensions (see `context`).
+        ctx: Option<Box<crate::context::Ctx>>,
         request_id: Option<RequestIdValue>,
         peer: Option<SocketAddr>,
         timer: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
@@ -480,7 +498,7 @@ impl Future for ResponseFuture {
         let shared = &this.inner.shared;
         // The answer is bound once and finished in place: a response is
         // 184 bytes, and each move of it is a `memcpy`.
-        let (fut, app, peer, timer, metered, span, fields) = match &mut this.state {
+        let (fut, app, ctx, peer, timer, metered, span, fields) = match &mut this.state {
             State::Done(res) => {
                 return Poll::Ready(res.take().unwrap_or_else(|| {
                     Problem::new(StatusCode::INTERNAL_SERVER_ERROR)
@@ -491,13 +509,14 @@ impl Future for ResponseFuture {
             State::Running {
                 fut,
                 app,
+                ctx,
                 peer,
                 timer,
                 metered,
                 span,
                 fields,
                 ..
-            } => (fut, app, peer, timer, metered, span, fields),
+            } => (fut, app, ctx, peer, timer, metered, span, fields),
         };
         let entered = span.enter();
         // Routed in a later poll (behind a layer that waited).
@@ -507,6 +526,7 @@ impl Future for ResponseFuture {
             let _fields = crate::log::enter(fields);
             std::panic::catch_unwind(AssertUnwindSafe(|| {
                 let _entered = crate::context::enter(app);
+                let _ctx = crate::context::enter_ctx(ctx);
                 if routing {
                     route::clear();
                 }
@@ -549,6 +569,7 @@ impl Future for ResponseFuture {
         let State::Running {
             request_id,
             app,
+            ctx,
             is_head,
             http1,
             log,
@@ -567,6 +588,9 @@ impl Future for ResponseFuture {
         let span = std::mem::replace(span, tracing::Span::none());
         let mut request_id = request_id.take();
         let mut app = app.take();
+        if let Some(ctx) = ctx.take() {
+            crate::context::recycle(ctx);
+        }
         this.state = State::Done(None);
         let _span = span.enter();
         // One reading for the span and the metrics: time to the answer's

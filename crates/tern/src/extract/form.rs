@@ -48,6 +48,9 @@ where
 {
     type Rejection = Rejection;
 
+    /// Reads the request; keeps nothing of it.
+    const KEEPS_REQUEST: bool = false;
+
     async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {
         let limits = UrlencodedLimits::current(req.extensions());
         if req.method() == Method::GET || req.method() == Method::HEAD {

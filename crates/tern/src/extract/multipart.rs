@@ -48,6 +48,9 @@ impl std::fmt::Debug for Multipart {
 impl<S: Send + Sync> FromRequest<S> for Multipart {
     type Rejection = Rejection;
 
+    /// Reads the request; keeps nothing of it.
+    const KEEPS_REQUEST: bool = false;
+
     async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {
         let content_type = req
             .headers()

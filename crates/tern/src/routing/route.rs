@@ -176,9 +176,12 @@ where
     B::Error: Into<BoxError>,
 {
     fn call(&self, req: &mut Option<Request>) -> BoxFuture {
-        let Some(req) = req.take() else {
+        let Some(mut req) = req.take() else {
             return taken();
         };
+        // A tower service may keep the request, or run it on another task:
+        // its context goes with it (see `context`).
+        crate::context::materialize(req.extensions_mut());
         let svc = self.0.clone();
         Box::pin(async move {
             match svc.oneshot(req).await {
