@@ -8,6 +8,7 @@ use crate::constraint::Constraints;
 use crate::error::{InsertError, MatchError, UrlError};
 use crate::params::{Params, INLINE};
 use crate::pattern::{self, Piece, Segment};
+use crate::statics::Statics;
 use crate::tree::{Captures, Decoded, Key, Node, Part, Raw, Template};
 use crate::url::{UrlPart, UrlPiece};
 
@@ -30,6 +31,12 @@ pub struct Router<T> {
     root: Node,
     routes: Vec<Route<T>>,
     by_pattern: HashMap<Box<str>, usize>,
+    /// The routes whose every segment is static, by their whole path
+    /// (without its first `/`): a path without `%` that is exactly one of
+    /// them is found with one hash, no walk. Such a route always wins
+    /// where it matches (a static segment outranks every other kind at
+    /// every position), so the shortcut answers what the walk would.
+    exact: Statics<usize>,
     constraints: Constraints,
 }
 
@@ -65,6 +72,7 @@ impl<T> Router<T> {
             root: Node::default(),
             routes: Vec::new(),
             by_pattern: HashMap::new(),
+            exact: Statics::default(),
             constraints: Constraints::new(),
         }
     }
@@ -119,6 +127,15 @@ impl<T> Router<T> {
             pattern: pattern.to_owned(),
             reason,
         })?;
+        // The whole path of a route with only static segments.
+        let exact = segments
+            .iter()
+            .map(|segment| match segment {
+                Segment::Static(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Option<Vec<&str>>>()
+            .map(|texts| texts.join("/"));
         let mut keys = Vec::with_capacity(segments.len());
         let mut names = Vec::new();
         let mut shape = Vec::with_capacity(segments.len());
@@ -206,6 +223,9 @@ impl<T> Router<T> {
         }
         let index = self.routes.len();
         self.root.get_or_insert(&keys).route = Some(index);
+        if let Some(exact) = exact {
+            *self.exact.get_or_insert_with(&exact, || index) = index;
+        }
         self.by_pattern.insert(pattern.into(), index);
         self.routes.push(Route {
             pattern: pattern.into(),
@@ -247,6 +267,14 @@ impl<T> Router<T> {
             let values = decoded.into_values(&captures);
             (route, Params::decoded(&route.names, values))
         } else {
+            if let Some(&index) = self.exact.get(rest) {
+                let route = &self.routes[index];
+                return Ok(Match {
+                    value: &route.value,
+                    params: Params::borrowed(&route.names, rest, [(0, 0); INLINE]),
+                    pattern: &route.pattern,
+                });
+            }
             let raw = Raw(rest);
             let route = self.find(&raw, &mut captures)?;
             let names = &route.names;
