@@ -94,15 +94,37 @@ thread_local! {
     static SPARE: std::cell::Cell<Option<Box<Ctx>>> = const { std::cell::Cell::new(None) };
 }
 
-/// `ctx` in a box: the thread's spare one if it has one.
+/// A new request's context in a box: the thread's spare one if it has
+/// one, filled in place (no parameters yet, no span).
 #[inline]
-pub(crate) fn boxed(ctx: Ctx) -> Box<Ctx> {
+pub(crate) fn boxed(
+    shared: &Arc<Shared>,
+    peer: Option<SocketAddr>,
+    request_id: RequestIdValue,
+    drain: Option<Arc<crate::drain::DrainState>>,
+    traceparent: Option<HeaderValue>,
+) -> Box<Ctx> {
     match SPARE.take() {
         Some(mut spare) => {
-            *spare = ctx;
+            // `recycle` left no parameters, span, drain or trace there.
+            if !Arc::ptr_eq(&spare.shared, shared) {
+                spare.shared = Arc::clone(shared);
+            }
+            spare.peer = peer;
+            spare.request_id = request_id;
+            spare.drain = drain;
+            spare.traceparent = traceparent;
             spare
         }
-        None => Box::new(ctx),
+        None => Box::new(Ctx {
+            shared: Arc::clone(shared),
+            peer,
+            request_id,
+            params: PathParams::default(),
+            drain,
+            span: tracing::Span::none(),
+            traceparent,
+        }),
     }
 }
 

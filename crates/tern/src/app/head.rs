@@ -12,7 +12,7 @@ use super::{request_id::next_request_id, Shared};
 
 const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
 use crate::{
-    context::{Ctx, PathParams},
+    context::Ctx,
     metrics::http::Reason,
     protocol::Fields,
 };
@@ -29,7 +29,7 @@ pub(super) fn prepare(
     peer: Option<SocketAddr>,
     drain: Option<Arc<crate::drain::DrainState>>,
     from_codec: bool,
-) -> Result<Ctx, (Response, Reason)> {
+) -> Result<Box<Ctx>, (Response, Reason)> {
     let config = &shared.config;
     let fields = Fields::of(req, [&config.request_id_header, &TRACEPARENT]);
     crate::protocol::check_request(req, &fields, config.limits.max_body_bytes, from_codec)?;
@@ -72,13 +72,11 @@ pub(super) fn prepare(
     let trusted_id = id.filter(|v| v.len() <= 128 && !v.is_empty()).cloned();
     let traceparent = traceparent.and_then(crate::trace::parse);
     let request_id = trusted_id.unwrap_or_else(next_request_id);
-    Ok(Ctx {
-        shared: Arc::clone(shared),
+    Ok(crate::context::boxed(
+        shared,
         peer,
         request_id,
-        params: PathParams::default(),
         drain,
-        span: tracing::Span::none(),
         traceparent,
-    })
+    ))
 }

@@ -309,9 +309,9 @@ impl AppService {
                 // this app's in its extensions instead, in the outer one's
                 // place.
                 let mut ctx = match req.extensions().get::<crate::context::Ctx>() {
-                    None => Some(crate::context::boxed(ctx)),
+                    None => Some(ctx),
                     Some(_) => {
-                        req.extensions_mut().insert(ctx);
+                        req.extensions_mut().insert(*ctx);
                         None
                     }
                 };
