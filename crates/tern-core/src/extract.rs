@@ -164,6 +164,25 @@ pub trait FromRequest<S, M = private::ViaRequest>: Sized {
     /// request and returns a value of its own (a parsed body) says `false`.
     const KEEPS_REQUEST: bool = true;
 
+    /// Whether this is a [`FromRequestParts`] extractor (the blanket
+    /// implementation), which [`from_parts`](Self::from_parts) then runs
+    /// on the request's head in place. Not for implementors: the framework
+    /// reads it to skip putting the head back into a request.
+    #[doc(hidden)]
+    const VIA_PARTS: bool = false;
+
+    /// A [`FromRequestParts`] extractor's future on the head alone, `None`
+    /// for any other (see [`VIA_PARTS`](Self::VIA_PARTS)). Not for
+    /// implementors.
+    #[doc(hidden)]
+    fn from_parts<'a>(
+        parts: &'a mut Parts,
+        state: &'a S,
+    ) -> Option<impl Future<Output = Result<Self, Self::Rejection>> + Send> {
+        let _ = (parts, state);
+        None::<std::future::Pending<Result<Self, Self::Rejection>>>
+    }
+
     /// Checks, when the app is built, that this extractor can work on
     /// `route`; see [`FromRequestParts::check_route`]. The default accepts
     /// any route.
@@ -187,6 +206,15 @@ where
     type Rejection = <Self as FromRequestParts<S>>::Rejection;
 
     const KEEPS_REQUEST: bool = false;
+
+    const VIA_PARTS: bool = true;
+
+    fn from_parts<'a>(
+        parts: &'a mut Parts,
+        state: &'a S,
+    ) -> Option<impl Future<Output = Result<Self, Self::Rejection>> + Send> {
+        Some(<T as FromRequestParts<S>>::from_request_parts(parts, state))
+    }
 
     fn from_request(
         req: Request,

@@ -104,19 +104,45 @@ where
     }
 }
 
+/// What a handler answers if an extractor says it reads the head alone
+/// (`FromRequest::VIA_PARTS`) but has no future for it: a bug in that
+/// extractor, answered rather than a panic.
+#[cold]
+fn not_via_parts() -> Response {
+    tern_core::Problem::new(http::StatusCode::INTERNAL_SERVER_ERROR)
+        .with_detail("an extractor claimed to read the request head alone and did not")
+        .into_response()
+}
+
 macro_rules! impl_handler {
-    // A single extractor takes the request as it is: no split and rejoin.
-    (@parts $req:ident $state:ident) => {};
-    (@parts $req:ident $state:ident $($ty:ident)+) => {
-        let (mut parts, body) = $req.into_parts();
-        $(
-            let $ty = match $ty::from_request_parts(&mut parts, &$state).await {
+    // The last extractor, a `FromRequestParts` one (`VIA_PARTS`, a
+    // compile-time constant), on the head in place.
+    (@via_parts $last:ident $m:ident $s:ident $state:ident $parts:ident) => {{
+        let found = <$last as FromRequest<$s, $m>>::from_parts(&mut $parts, &$state);
+        let value = match found {
+            Some(fut) => match fut.await {
                 Ok(value) => value,
                 Err(rejection) => return rejection.into_response(),
-            };
-        )+
-        let mut $req = Request::from_parts(parts, body);
-    };
+            },
+            None => return not_via_parts(),
+        };
+        value
+    }};
+    // The last extractor, any other, on the whole request.
+    (@via_request $last:ident $m:ident $s:ident $state:ident $req:expr) => {{
+        #[allow(unused_mut)]
+        let mut req = $req;
+        // An extractor that may keep the request (`Request` itself, an
+        // app's own) gets it with its context (see `context`); a
+        // compile-time constant.
+        if <$last as FromRequest<$s, $m>>::KEEPS_REQUEST {
+            crate::context::materialize(req.extensions_mut());
+        }
+        match $last::from_request(req, &$state).await {
+            Ok(value) => value,
+            Err(rejection) => return rejection.into_response(),
+        }
+    }};
     ([$($ty:ident),*], $last:ident) => {
         #[allow(non_snake_case, unused_mut)]
         impl<F, Fut, S, Res, M, $($ty,)* $last> Handler<(M, $($ty,)* $last,), S> for F
@@ -144,19 +170,7 @@ macro_rules! impl_handler {
                 let negotiated = Res::NEGOTIATED
                     .then(|| crate::negotiation::Negotiated::of(&req));
                 let answer = async move {
-                    let mut req = req;
-                    impl_handler!(@parts req state $($ty)*);
-                    // An extractor that may keep the request (`Request`
-                    // itself, an app's own) gets it with its context
-                    // (see `context`); a compile-time constant.
-                    if <$last as FromRequest<S, M>>::KEEPS_REQUEST {
-                        crate::context::materialize(req.extensions_mut());
-                    }
-                    let $last = match $last::from_request(req, &state).await {
-                        Ok(value) => value,
-                        Err(rejection) => return rejection.into_response(),
-                    };
-                    self($($ty,)* $last,).await.into_response()
+                    impl_handler!(@body self req state M S [$($ty),*] $last)
                 };
                 match negotiated {
                     // The extractors and the answer see the negotiation
@@ -169,6 +183,32 @@ macro_rules! impl_handler {
             }
         }
     };
+    // A single extractor: a body extractor takes the request as it is, no
+    // split and rejoin.
+    (@body $f:ident $req:ident $state:ident $m:ident $s:ident [] $last:ident) => {{
+        let $last = if <$last as FromRequest<$s, $m>>::VIA_PARTS {
+            let (mut parts, _body) = $req.into_parts();
+            impl_handler!(@via_parts $last $m $s $state parts)
+        } else {
+            impl_handler!(@via_request $last $m $s $state $req)
+        };
+        $f($last,).await.into_response()
+    }};
+    (@body $f:ident $req:ident $state:ident $m:ident $s:ident [$($ty:ident),+] $last:ident) => {{
+        let (mut parts, body) = $req.into_parts();
+        $(
+            let $ty = match $ty::from_request_parts(&mut parts, &$state).await {
+                Ok(value) => value,
+                Err(rejection) => return rejection.into_response(),
+            };
+        )+
+        let $last = if <$last as FromRequest<$s, $m>>::VIA_PARTS {
+            impl_handler!(@via_parts $last $m $s $state parts)
+        } else {
+            impl_handler!(@via_request $last $m $s $state Request::from_parts(parts, body))
+        };
+        $f($($ty,)+ $last,).await.into_response()
+    }};
 }
 
 impl_handler!([], T1);
