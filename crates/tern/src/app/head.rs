@@ -11,11 +11,7 @@ use tern_core::{response::IntoResponse, Problem, Request, Response};
 use super::{request_id::next_request_id, Shared};
 
 const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
-use crate::{
-    context::Ctx,
-    metrics::http::Reason,
-    protocol::Fields,
-};
+use crate::{context::Ctx, metrics::http::Reason, protocol::Fields};
 
 /// Checks done before any middleware: the protocol rules
 /// (`crate::protocol::check_request`; `from_codec` as there), then
