@@ -159,11 +159,63 @@ impl Body {
     ///
     /// Fails with the body's error, e.g. when the client sent more than the
     /// configured limit ([`BodyError::is_length_limit`]).
-    pub async fn collect_bytes(mut self) -> Result<Bytes, BodyError> {
-        match &mut self.kind {
-            Kind::Empty => Ok(Bytes::new()),
-            Kind::Full(bytes) => Ok(bytes.take().unwrap_or_default()),
-            _ => Ok(BodyExt::collect(self).await?.to_bytes()),
+    pub fn collect_bytes(
+        self,
+    ) -> impl std::future::Future<Output = Result<Bytes, BodyError>> + Send {
+        CollectBytes {
+            body: self,
+            first: None,
+            more: None,
+        }
+    }
+}
+
+/// [`Body::collect_bytes`]'s future: the body and what it read so far, a
+/// small future for an extractor's to hold (`http_body_util`'s `Collect`
+/// keeps room for trailers and a list of chunks). Trailers are dropped,
+/// as `Collected::to_bytes` drops them.
+struct CollectBytes {
+    body: Body,
+    /// The first chunk, given back as it is if no other follows.
+    first: Option<Bytes>,
+    /// Every chunk once a second one came.
+    more: Option<bytes::BytesMut>,
+}
+
+impl std::future::Future for CollectBytes {
+    type Output = Result<Bytes, BodyError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            let frame = ready!(http_body::Body::poll_frame(Pin::new(&mut this.body), cx));
+            let data = match frame {
+                None => {
+                    return Poll::Ready(Ok(match this.more.take() {
+                        Some(all) => all.freeze(),
+                        None => this.first.take().unwrap_or_default(),
+                    }))
+                }
+                Some(Err(err)) => return Poll::Ready(Err(err)),
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => data,
+                    Err(_trailers) => continue,
+                },
+            };
+            if data.is_empty() {
+                continue;
+            }
+            match (&mut this.more, &this.first) {
+                (Some(all), _) => all.extend_from_slice(&data),
+                (None, None) => this.first = Some(data),
+                (None, Some(first)) => {
+                    let mut all = bytes::BytesMut::with_capacity(first.len() + data.len());
+                    all.extend_from_slice(first);
+                    all.extend_from_slice(&data);
+                    this.first = None;
+                    this.more = Some(all);
+                }
+            }
         }
     }
 }
@@ -330,6 +382,62 @@ mod tests {
         assert_eq!(Body::from("abc").size_hint().exact(), Some(3));
         assert_eq!(Body::from(String::new()).size_hint().exact(), Some(0));
         assert_eq!(Body::empty().size_hint().exact(), Some(0));
+    }
+
+    /// `collect_bytes` gives what `http_body_util`'s `collect` gives: one
+    /// chunk as it is (no copy), several joined in order, empty chunks and
+    /// trailers skipped, the first error as it came.
+    #[test]
+    fn collect_bytes_agrees_with_http_body_util() {
+        use futures_util::FutureExt;
+        let one = Bytes::from_static(b"whole");
+        let got = Body::from(one.clone())
+            .collect_bytes()
+            .now_or_never()
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.as_ptr(), one.as_ptr());
+        assert_eq!(
+            Body::empty()
+                .collect_bytes()
+                .now_or_never()
+                .unwrap()
+                .unwrap(),
+            ""
+        );
+        let frames = |n: usize| {
+            (0..n).map(|i| match i % 4 {
+                0 => Ok::<_, BodyError>(Frame::data(Bytes::from(format!("[{i}]")))),
+                1 => Ok(Frame::data(Bytes::new())),
+                2 => Ok(Frame::data(Bytes::from(vec![b'x'; i]))),
+                _ => Ok(Frame::trailers(http::HeaderMap::new())),
+            })
+        };
+        for n in [0, 1, 2, 3, 5, 9, 40] {
+            let body = || {
+                Body::new(http_body_util::StreamBody::new(futures_util::stream::iter(
+                    frames(n),
+                )))
+            };
+            let ours = body().collect_bytes().now_or_never().unwrap().unwrap();
+            let theirs = BodyExt::collect(body())
+                .now_or_never()
+                .unwrap()
+                .unwrap()
+                .to_bytes();
+            assert_eq!(ours, theirs, "{n} frames");
+        }
+        let failing = futures_util::stream::iter([
+            Ok(Frame::data(Bytes::from_static(b"a"))),
+            Err(BodyError::new(std::io::Error::other("cut"))),
+            Ok(Frame::data(Bytes::from_static(b"b"))),
+        ]);
+        let err = Body::new(http_body_util::StreamBody::new(failing))
+            .collect_bytes()
+            .now_or_never()
+            .unwrap()
+            .unwrap_err();
+        assert!(err.to_string().contains("cut"), "{err}");
     }
 
     #[test]

@@ -462,11 +462,14 @@ impl<S: Send + Sync> FromRequest<S> for bytes::Bytes {
     const KEEPS_REQUEST: bool = false;
 
     /// The whole body, read within the body limit (`413` past it).
-    async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {
-        req.into_body()
-            .collect_bytes()
-            .await
-            .map_err(Rejection::from_body_error)
+    fn from_request(req: Request, _: &S) -> impl Future<Output = Result<Self, Rejection>> + Send {
+        // The future holds the body alone, not the head.
+        let body = req.into_body();
+        async move {
+            body.collect_bytes()
+                .await
+                .map_err(Rejection::from_body_error)
+        }
     }
 }
 
@@ -476,21 +479,24 @@ impl<S: Send + Sync> FromRequest<S> for String {
     const KEEPS_REQUEST: bool = false;
 
     /// The body as UTF-8 text; `400` when it is not UTF-8.
-    async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {
-        let bytes = req
-            .into_body()
-            .collect_bytes()
-            .await
-            .map_err(Rejection::from_body_error)?;
-        String::from_utf8(bytes.to_vec()).map_err(|e| {
-            Rejection::invalid(
-                http::StatusCode::BAD_REQUEST,
-                format!(
-                    "the request body is not UTF-8 (invalid byte at offset {})",
-                    e.utf8_error().valid_up_to()
-                ),
-            )
-        })
+    fn from_request(req: Request, _: &S) -> impl Future<Output = Result<Self, Rejection>> + Send {
+        // The future holds the body alone, not the head.
+        let body = req.into_body();
+        async move {
+            let bytes = body
+                .collect_bytes()
+                .await
+                .map_err(Rejection::from_body_error)?;
+            String::from_utf8(bytes.to_vec()).map_err(|e| {
+                Rejection::invalid(
+                    http::StatusCode::BAD_REQUEST,
+                    format!(
+                        "the request body is not UTF-8 (invalid byte at offset {})",
+                        e.utf8_error().valid_up_to()
+                    ),
+                )
+            })
+        }
     }
 }
 

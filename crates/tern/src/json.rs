@@ -51,14 +51,23 @@ where
     /// Reads the request; keeps nothing of it.
     const KEEPS_REQUEST: bool = false;
 
-    async fn from_request(req: Request, _: &S) -> Result<Self, Rejection> {
-        if !has_content_type(&req, "application/json", Some("+json")) {
-            return Err(Rejection::unsupported_media_type(
-                "expected JSON: send `Content-Type: application/json`",
-            ));
+    fn from_request(
+        req: Request,
+        _: &S,
+    ) -> impl std::future::Future<Output = Result<Self, Rejection>> + Send {
+        // The head is read and dropped now: the future holds the body
+        // alone, a smaller future for the handler's to hold and move.
+        let body =
+            has_content_type(&req, "application/json", Some("+json")).then(|| req.into_body());
+        async move {
+            let Some(body) = body else {
+                return Err(Rejection::unsupported_media_type(
+                    "expected JSON: send `Content-Type: application/json`",
+                ));
+            };
+            let bytes = read_body(body).await?;
+            Json::from_bytes(&bytes)
         }
-        let bytes = read_body(req).await?;
-        Json::from_bytes(&bytes)
     }
 
     /// A JSON body of `T`'s shape, learnt from its `Deserialize` impl

@@ -13,9 +13,8 @@ use super::Rejection;
 use crate::Json;
 
 /// Reads the whole body, enforcing the body limit while reading.
-pub(crate) async fn read_body(req: Request) -> Result<Bytes, Rejection> {
-    req.into_body()
-        .collect_bytes()
+pub(crate) async fn read_body(body: Body) -> Result<Bytes, Rejection> {
+    body.collect_bytes()
         .await
         .map_err(Rejection::from_body_error)
 }

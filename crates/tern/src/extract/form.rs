@@ -62,7 +62,7 @@ where
                 "expected a form: send `Content-Type: application/x-www-form-urlencoded`",
             ));
         }
-        let bytes = read_body(req).await?;
+        let bytes = read_body(req.into_body()).await?;
         let text = std::str::from_utf8(&bytes).map_err(|_| {
             Rejection::invalid(StatusCode::BAD_REQUEST, "the form body is not UTF-8")
         })?;
