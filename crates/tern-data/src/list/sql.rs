@@ -171,17 +171,36 @@ pub(crate) async fn list_rows<M: Model>(
             (total, items.into_iter().map(|c| c.0).collect::<Vec<M>>())
         }};
     }
+    // SQLite answers in process, so a second statement costs no round
+    // trip, while its window count reads and sorts every matching row,
+    // however small the page (a page of 20 from 200 rows: twice the CPU of
+    // two statements, `tern-bench data`): the count and the page apart.
+    let plain_rows = format!(
+        "{}{filter} ORDER BY {order} LIMIT {limit} OFFSET {offset}",
+        M::SELECT_ALL
+    );
+    macro_rules! page_apart_on {
+        ($on:expr) => {{
+            let (total,): (i64,) = bind(sqlx::query_as(AssertSqlSafe(count)), &values)
+                .fetch_one(&mut *$on)
+                .await?;
+            let items: Vec<M> = bind(sqlx::query_as(AssertSqlSafe(plain_rows)), &values)
+                .fetch_all(&mut *$on)
+                .await?;
+            (total, items)
+        }};
+    }
     let (total, items) = match &mut conn {
-        // One connection for the page and, past the end, its count.
+        // One connection for the count and the page.
         Conn::Pool(Pool::Sqlite(p)) => {
             let mut c = crate::metrics::acquire(p).await?;
-            page_on!(&mut *c)
+            page_apart_on!(c)
         }
         Conn::Pool(Pool::Postgres(p)) => {
             let mut c = crate::metrics::acquire(p).await?;
             page_on!(&mut *c)
         }
-        Conn::Tx(Transaction::Sqlite(t)) => page_on!(&mut **t),
+        Conn::Tx(Transaction::Sqlite(t)) => page_apart_on!((*t)),
         Conn::Tx(Transaction::Postgres(t)) => page_on!(&mut **t),
     };
     Ok(Page::new(
