@@ -165,7 +165,11 @@
 //!
 //! # Cost
 //!
-//! Matching walks a tree with one node per pattern segment. At each node
+//! A path without `%` that is exactly a route made only of static
+//! segments is found first, by one hash of the whole path in a table of
+//! those routes (such a route always wins where it matches); a path that
+//! is not costs that one hash more. Otherwise matching walks a tree with
+//! one node per pattern segment. At each node
 //! the static child is found by exact text: a scan when the node has at
 //! most four, otherwise one hash of the segment and (usually) one probe of
 //! an open-addressing table, so the cost does not grow with the number of
