@@ -223,21 +223,22 @@ async fn extract_in_task(req: Request) -> Response {
     task.await.unwrap()
 }
 
-#[tokio::test]
-async fn a_request_handed_to_a_task_keeps_its_context() {
-    let app = App::new()
-        .settings::<Shop>("shop")
-        .route("/items/{id}", get(extract_in_task));
-    let server = common::spawn_with(app, config()).await;
+/// `/items/7` answers as `show` does, from a task with no app current:
+/// only the request's own values are there.
+async fn assert_task_shows(app: App) {
+    let server = common::spawn_with(app.settings::<Shop>("shop"), config()).await;
     let res = common::get(&server, "/items/7").await;
     assert_eq!(res.status, 200, "{}", res.text());
-    // The task answers with no app current: only the request's own
-    // values are there.
     assert_eq!(
         res.text(),
         expected(&res).replace(&format!("limit={BODY_LIMIT}"), "limit=no app")
     );
     server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_request_handed_to_a_task_keeps_its_context() {
+    assert_task_shows(App::new().route("/items/{id}", get(extract_in_task))).await;
 }
 
 /// What a task reads from the context it was handed.
@@ -370,17 +371,7 @@ async fn extract_kept_in_task(Kept(req): Kept) -> Response {
 
 #[tokio::test]
 async fn an_extractor_that_keeps_the_request_hands_on_its_context() {
-    let app = App::new()
-        .settings::<Shop>("shop")
-        .route("/items/{id}", get(extract_kept_in_task));
-    let server = common::spawn_with(app, config()).await;
-    let res = common::get(&server, "/items/7").await;
-    assert_eq!(res.status, 200, "{}", res.text());
-    assert_eq!(
-        res.text(),
-        expected(&res).replace(&format!("limit={BODY_LIMIT}"), "limit=no app")
-    );
-    server.shutdown().await;
+    assert_task_shows(App::new().route("/items/{id}", get(extract_kept_in_task))).await;
 }
 
 /// An app served inside another app's route (a tower service there)
