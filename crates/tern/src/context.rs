@@ -18,11 +18,13 @@
 //! becomes) and a handler's last extractor that may keep the request
 //! (`FromRequest::KEEPS_REQUEST`: `Request` itself and any extractor of an
 //! app's own; Tern's body extractors and every `FromRequestParts` do
-//! not). A request that no Tern app started has no context in its
-//! extensions and is never current, and its readers say so.
+//! not). A request that no Tern app started has no context of its own:
+//! outside every app its readers say so; inside a handler they read the
+//! handler's request's context, the current one (an app called as a tower
+//! service from a handler keeps the caller's peer this way).
 //!
 //! Why not always the extensions (issue 26's first design): the map costs
-//! three allocations and ~700 instructions per request (the map, its
+//! three allocations and ~500 instructions per request (the map, its
 //! table, the boxed context; issue 31's in-process measurements), paid by
 //! every request although most never leave their response future. Why not
 //! a thread-local alone (the design before issue 26): a request handed to
