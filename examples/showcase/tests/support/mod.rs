@@ -19,13 +19,26 @@ pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_showcase");
 /// A random 32-character secret key (as `showcase secret-key` makes one).
 pub(crate) const STRONG: &str = "q7Vv2l1Xb9kP0sYz4TgH8mN3cR6wE5uJ";
 
-/// A port nothing listens on now (the OS's pick).
+/// A port nothing listens on now (the OS's pick), and one this process
+/// has not handed out before: the tests of a file run in parallel, and
+/// the OS may pick a port again once its probe closed. Two showcases
+/// given one port would pass as ready on the first one's answers (the
+/// second cannot bind and exits), and the second test would meet a
+/// closed port when the first one ends.
 pub(crate) fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// A name no other run or test of this process has: `tern-NAME-PID-NANOS`.
