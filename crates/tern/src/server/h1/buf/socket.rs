@@ -7,8 +7,10 @@
 //! waits holding nothing; `try_read_buf` then reads what is there into a
 //! buffer taken only now, without waiting.
 //!
-//! - `TcpStream`: its own `poll_read_ready` and `try_read_buf`
-//!   (readiness from the reactor; nothing per connection).
+//! - `TcpStream`: its own `poll_read_ready` (readiness from the reactor;
+//!   nothing per connection), and a read that leaves the readiness
+//!   cleared when it drained the socket (one `recvfrom` per request, not
+//!   two).
 //! - TLS (`tokio_rustls`'s server stream): ready when rustls holds
 //!   decrypted bytes not yet read (or the client's `close_notify`), else
 //!   when the TCP socket is; the read is a `poll_read` with a waker that
@@ -56,8 +58,14 @@ impl Socket for tokio::net::TcpStream {
         tokio::net::TcpStream::poll_read_ready(self, cx)
     }
 
+    /// A read through `poll_read` rather than `TcpStream::try_read_buf`:
+    /// a read that fills less than the room it was given took all the
+    /// socket had, and tokio's `poll_read` then clears the readiness, so
+    /// the next `poll_read_ready` waits at once instead of paying a
+    /// `recvfrom` that says `EAGAIN` (what `try_read_buf` leaves to the
+    /// next call: one more system call per request, measured).
     fn try_read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
-        tokio::net::TcpStream::try_read_buf(self, buf)
+        read_now(self, buf)
     }
 }
 
