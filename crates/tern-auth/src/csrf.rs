@@ -45,10 +45,15 @@ const MAX_FORM: usize = 1 << 20;
 ///
 /// A refusal is a `403` problem naming what was missing or wrong.
 pub async fn csrf(req: Request, next: Next) -> Response {
-    match check(req).await {
-        Ok(req) => next.run(req).await,
-        Err(refusal) => refusal,
-    }
+    let req = if nothing_to_check(&req) {
+        req
+    } else {
+        match Box::pin(check_credentials(req)).await {
+            Ok(req) => req,
+            Err(refusal) => return refusal,
+        }
+    };
+    next.run(req).await
 }
 
 /// [`csrf`] as `install` adds it: its refusals (`403`, not a database
@@ -58,24 +63,47 @@ pub(crate) async fn csrf_counted(
     req: Request,
     next: Next,
 ) -> Response {
-    match check(req).await {
-        Ok(req) => next.run(req).await,
-        Err(refusal) => {
-            if refusal.status() == http::StatusCode::FORBIDDEN {
-                meter.csrf.inc();
+    let req = if nothing_to_check(&req) {
+        req
+    } else {
+        match Box::pin(check_credentials(req)).await {
+            Ok(req) => req,
+            Err(refusal) => {
+                if refusal.status() == http::StatusCode::FORBIDDEN {
+                    meter.csrf.inc();
+                }
+                return refusal;
             }
-            refusal
         }
-    }
+    };
+    next.run(req).await
 }
 
-async fn check(req: Request) -> Result<Request, Response> {
+/// Whether every check passes without reading anything: a safe method,
+/// or no `Authorization`, no `Origin` or `Referer`, no cookie and nothing
+/// looked up before (no token, no other site, no session). Decided
+/// without a future: the checks' futures (a database query each) are
+/// boxed only when there is something to check, since as part of every
+/// request's middleware future they made it several times larger, and
+/// each move of it a copy.
+fn nothing_to_check(req: &Request) -> bool {
     if matches!(
         *req.method(),
         Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE
     ) {
-        return Ok(req);
+        return true;
     }
+    let headers = req.headers();
+    !headers.contains_key(header::AUTHORIZATION)
+        && !headers.contains_key(header::ORIGIN)
+        && !headers.contains_key(header::REFERER)
+        && !headers.contains_key(header::COOKIE)
+        && !crate::extract::remembered(req.extensions())
+}
+
+/// The checks of an unsafe request that brings a credential, an origin
+/// or a cookie.
+async fn check_credentials(req: Request) -> Result<Request, Response> {
     let (mut parts, body) = req.into_parts();
     // A live API token authenticated the request: no cookie speaks for
     // it, so there is no forgery to stop (a cross-site page cannot set

@@ -36,6 +36,12 @@ use crate::{session, tokens, Accounts, ApiToken, AuthError, Session, User};
 #[derive(Clone)]
 struct Resolved(Option<Session>);
 
+/// Whether a session or an API token was looked up for this request
+/// already (and is remembered in `extensions`).
+pub(crate) fn remembered(extensions: &http::Extensions) -> bool {
+    extensions.get::<Resolved>().is_some() || extensions.get::<ResolvedToken>().is_some()
+}
+
 /// The request's live session, if any (its signed cookie, then the
 /// database).
 pub(crate) async fn current(parts: &mut Parts) -> Result<Option<Session>, AuthError> {

@@ -679,3 +679,110 @@ async fn parameters_inside_a_segment_reach_path_and_urls() {
         "/files/a%20b.txt"
     );
 }
+
+/// A layer's service in three moods: `Pending` on its first `poll_ready`
+/// (waking the task, ready on the next), failing `poll_ready`, or
+/// panicking in `call` itself (before any future exists).
+#[derive(Clone, Copy)]
+enum Mood {
+    NotReadyAtFirst,
+    FailsReady,
+    PanicsInCall,
+}
+
+#[derive(Clone)]
+struct Moody(Mood);
+
+impl<S> tower::Layer<S> for Moody {
+    type Service = MoodyService<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        MoodyService {
+            inner,
+            mood: self.0,
+            polled: std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct MoodyService<S> {
+    inner: S,
+    mood: Mood,
+    polled: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl<S> tower::Service<Request> for MoodyService<S>
+where
+    S: tower::Service<Request, Response = Response, Error = std::convert::Infallible>,
+{
+    type Response = Response;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+    type Future = futures_util::future::MapErr<
+        S::Future,
+        fn(std::convert::Infallible) -> Box<dyn std::error::Error + Send + Sync>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Box<dyn std::error::Error + Send + Sync>>> {
+        let n = self
+            .polled
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        match self.mood {
+            Mood::NotReadyAtFirst if n % 2 == 0 => {
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            }
+            Mood::FailsReady => std::task::Poll::Ready(Err("not today".into())),
+            _ => std::task::Poll::Ready(Ok(())),
+        }
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        use futures_util::TryFutureExt;
+        if let Mood::PanicsInCall = self.mood {
+            panic!("a layer gave up in call");
+        }
+        self.inner.call(req).map_err(|never| match never {})
+    }
+}
+
+/// A route's layer that is not ready when first asked is asked again
+/// (and the request answered); one whose readiness fails gets a `500`
+/// problem; one that panics in `call`, before it made a future, costs
+/// one `500` like a panicking handler, and the server goes on.
+#[tokio::test]
+async fn layers_not_ready_failing_or_panicking_in_call_are_answered() {
+    let app = App::new()
+        .route(
+            "/late",
+            get(|| async { "late" }).layer(Moody(Mood::NotReadyAtFirst)),
+        )
+        .route(
+            "/fails",
+            get(|| async { "no" }).layer(Moody(Mood::FailsReady)),
+        )
+        .route(
+            "/panics",
+            get(|| async { "no" }).layer(Moody(Mood::PanicsInCall)),
+        )
+        .route("/ok", get(|| async { "ok" }));
+    let server = common::spawn(app).await;
+    for _ in 0..3 {
+        let res = common::get(&server, "/late").await;
+        assert_eq!(res.status, 200, "{}", res.text());
+        assert_eq!(res.text(), "late");
+    }
+    common::get(&server, "/fails").await.problem(500);
+    let doc = common::get(&server, "/panics").await.problem(500);
+    assert!(
+        doc["detail"]
+            .as_str()
+            .unwrap()
+            .contains("a layer gave up in call"),
+        "{doc}"
+    );
+    assert_eq!(common::get(&server, "/ok").await.text(), "ok");
+    server.shutdown().await;
+}

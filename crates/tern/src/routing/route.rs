@@ -176,19 +176,50 @@ where
     B::Error: Into<BoxError>,
 {
     fn call(&self, req: &mut Option<Request>) -> BoxFuture {
-        let Some(mut req) = req.take() else {
+        // Read in its slot: each move of a request is a copy of it.
+        let Some(slot) = req.as_mut() else {
             return taken();
         };
         // A tower service may keep the request, or run it on another task:
         // its context goes with it (see `context`).
-        crate::context::materialize(req.extensions_mut());
-        let svc = self.0.clone();
-        Box::pin(async move {
-            match svc.oneshot(req).await {
-                Ok(res) => res.map(Body::new),
-                Err(err) => service_error(err.into()),
+        crate::context::materialize(slot.extensions_mut());
+        let mut svc = self.0.clone();
+        // A service ready at once (every `from_fn` middleware, most
+        // layers) is called here, and only its future is boxed: a future
+        // that also held the service and the request until its first poll
+        // was several hundred bytes larger, and boxing copies all of it.
+        // A service not ready yet has seen a waker that does nothing; the
+        // future polls it again with the task's. A panic of the service's
+        // `poll_ready` or `call` comes out of the future, where the app's
+        // guard turns it into a `500` as before.
+        let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            match svc.poll_ready(&mut Context::from_waker(std::task::Waker::noop())) {
+                Poll::Ready(Ok(())) => Ok(req.take().map(|req| svc.call(req))),
+                Poll::Ready(Err(err)) => Err(err),
+                Poll::Pending => Ok(None),
             }
-        })
+        }));
+        match called {
+            Ok(Ok(Some(fut))) => Box::pin(async move {
+                match fut.await {
+                    Ok(res) => res.map(Body::new),
+                    Err(err) => service_error(err.into()),
+                }
+            }),
+            Ok(Ok(None)) => match req.take() {
+                Some(req) => Box::pin(async move {
+                    match svc.oneshot(req).await {
+                        Ok(res) => res.map(Body::new),
+                        Err(err) => service_error(err.into()),
+                    }
+                }),
+                None => taken(),
+            },
+            Ok(Err(err)) => Box::pin(std::future::ready(service_error(err.into()))),
+            Err(panic) => Box::pin(futures_util::future::lazy(move |_| -> Response {
+                std::panic::resume_unwind(panic)
+            })),
+        }
     }
 }
 
