@@ -730,7 +730,7 @@ where
             .polled
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         match self.mood {
-            Mood::NotReadyAtFirst if n % 2 == 0 => {
+            Mood::NotReadyAtFirst if n.is_multiple_of(2) => {
                 cx.waker().wake_by_ref();
                 std::task::Poll::Pending
             }
