@@ -45,33 +45,33 @@ const MAX_FORM: usize = 1 << 20;
 ///
 /// A refusal is a `403` problem naming what was missing or wrong.
 pub async fn csrf(req: Request, next: Next) -> Response {
-    let req = if nothing_to_check(&req) {
-        req
-    } else {
-        match Box::pin(check_credentials(req)).await {
-            Ok(req) => req,
-            Err(refusal) => return refusal,
-        }
-    };
-    next.run(req).await
+    guarded(req, next, |_| {}).await
 }
 
 /// [`csrf`] as `install` adds it: its refusals (`403`, not a database
 /// error) counted.
-pub(crate) async fn csrf_counted(
+pub(crate) fn csrf_counted(
     meter: std::sync::Arc<crate::metrics::AuthMeter>,
     req: Request,
     next: Next,
-) -> Response {
+) -> impl std::future::Future<Output = Response> + Send {
+    guarded(req, next, move |refusal| {
+        if refusal.status() == http::StatusCode::FORBIDDEN {
+            meter.csrf.inc();
+        }
+    })
+}
+
+/// The check, then the rest of the chain; `refused` sees a refusal
+/// before it is answered.
+async fn guarded(req: Request, next: Next, refused: impl FnOnce(&Response)) -> Response {
     let req = if nothing_to_check(&req) {
         req
     } else {
         match Box::pin(check_credentials(req)).await {
             Ok(req) => req,
             Err(refusal) => {
-                if refusal.status() == http::StatusCode::FORBIDDEN {
-                    meter.csrf.inc();
-                }
+                refused(&refusal);
                 return refusal;
             }
         }

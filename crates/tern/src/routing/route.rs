@@ -200,19 +200,9 @@ where
             }
         }));
         match called {
-            Ok(Ok(Some(fut))) => Box::pin(async move {
-                match fut.await {
-                    Ok(res) => res.map(Body::new),
-                    Err(err) => service_error(err.into()),
-                }
-            }),
+            Ok(Ok(Some(fut))) => Box::pin(async move { answer(fut.await) }),
             Ok(Ok(None)) => match req.take() {
-                Some(req) => Box::pin(async move {
-                    match svc.oneshot(req).await {
-                        Ok(res) => res.map(Body::new),
-                        Err(err) => service_error(err.into()),
-                    }
-                }),
+                Some(req) => Box::pin(async move { answer(svc.oneshot(req).await) }),
                 None => taken(),
             },
             Ok(Err(err)) => Box::pin(std::future::ready(service_error(err.into()))),
@@ -220,6 +210,19 @@ where
                 std::panic::resume_unwind(panic)
             })),
         }
+    }
+}
+
+/// A tower service's result as the chain's answer.
+fn answer<B, E>(result: Result<http::Response<B>, E>) -> Response
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+    E: Into<BoxError>,
+{
+    match result {
+        Ok(res) => res.map(Body::new),
+        Err(err) => service_error(err.into()),
     }
 }
 
