@@ -116,29 +116,34 @@ pub(crate) fn is_valid_authority(s: &[u8]) -> bool {
         return is_valid_ipv6_authority(rest);
     }
     // The name runs to the first colon (a second one fails the port).
-    // `label` is the length of the label being read: a dot ends a
-    // non-empty one, so a name ending in a dot ends with `label == 0`.
-    let mut label = 0usize;
+    // `start` is where the label being read starts: a dot ends a
+    // non-empty one, so a name ending in a dot ends with `start == end`.
+    // One table look-up per byte; a label's length is checked where it
+    // ends.
+    let mut start = 0usize;
     let mut end = s.len();
     for (i, &b) in s.iter().enumerate() {
-        if b == b':' {
-            end = i;
-            break;
-        }
-        if b == b'.' {
-            if label == 0 {
-                return false;
+        match NAME_CLASS[b as usize] {
+            LABEL => {}
+            DOT => {
+                if i == start || i - start > 63 {
+                    return false;
+                }
+                start = i + 1;
             }
-            label = 0;
-        } else if LABEL_BYTE[b as usize] && label < 63 {
-            label += 1;
-        } else {
-            return false;
+            COLON => {
+                end = i;
+                break;
+            }
+            _ => return false,
         }
+    }
+    if end - start > 63 {
+        return false;
     }
     // Without its optional final dot, the name is not empty and at most
     // 253 bytes long.
-    let final_dot = usize::from(label == 0);
+    let final_dot = usize::from(start == end);
     let name_ok = end > final_dot && end - final_dot <= 253;
     name_ok && (end == s.len() || is_valid_port(&s[end + 1..]))
 }
@@ -158,13 +163,26 @@ fn is_valid_ipv6_authority(rest: &[u8]) -> bool {
     port_ok && ip.is_some_and(|ip| ip.parse::<Ipv6Addr>().is_ok())
 }
 
-/// The bytes a name's labels are made of: ASCII letters, digits, `-`, `_`.
-const LABEL_BYTE: [bool; 256] = {
-    let mut table = [false; 256];
+/// A name's bytes by what they do: a label's (ASCII letters, digits,
+/// `-`, `_`), the dot between labels, the colon before the port, or none.
+const LABEL: u8 = 0;
+const DOT: u8 = 1;
+const COLON: u8 = 2;
+const OTHER: u8 = 3;
+const NAME_CLASS: [u8; 256] = {
+    let mut table = [OTHER; 256];
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+        table[b] = if c.is_ascii_alphanumeric() || c == b'-' || c == b'_' {
+            LABEL
+        } else if c == b'.' {
+            DOT
+        } else if c == b':' {
+            COLON
+        } else {
+            OTHER
+        };
         b += 1;
     }
     table
