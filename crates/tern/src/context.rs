@@ -334,6 +334,19 @@ impl PathParams {
             })
     }
 
+    /// The only parameter of a match with one (most routes that have
+    /// any): read without walking the names.
+    #[inline]
+    pub(crate) fn single(&self) -> Option<(&str, &str)> {
+        match (&self.host_names, self.names.as_deref(), &*self.ends) {
+            (None, Some([name]), [end]) => {
+                let value = std::str::from_utf8(self.values.get(..*end as usize)?).ok()?;
+                Some((&**name, value))
+            }
+            _ => None,
+        }
+    }
+
     pub(crate) fn is_matched(&self) -> bool {
         self.names.is_some()
     }

@@ -421,7 +421,13 @@ fn request_span(shared: &Shared, req: &Request, ctx: &crate::context::Ctx) -> tr
         status = tracing::field::Empty,
         latency_us = tracing::field::Empty,
     );
-    if !span.is_disabled() {
+    if span.is_disabled() {
+        // Without its metadata: entering, leaving and dropping it then
+        // check nothing (a disabled span keeps its metadata for `tracing`'s
+        // `log` fallback, which a subscriber's presence turns off).
+        return tracing::Span::none();
+    }
+    {
         if let Some(ip) = crate::extract::client_ip(shared, ctx.peer, req.headers()) {
             span.record("client", tracing::field::display(ip));
         }

@@ -77,6 +77,9 @@ where
             if !ctx.params.is_matched() {
                 return None;
             }
+            if let Some(pair) = ctx.params.single() {
+                return Some(T::deserialize(ParamsDe { params: &[pair] }));
+            }
             let pairs: smallvec::SmallVec<[(&str, &str); 4]> = ctx.params.iter().collect();
             Some(T::deserialize(ParamsDe { params: &pairs }))
         })
