@@ -139,7 +139,9 @@ pub(crate) fn recycle(mut ctx: Box<Ctx>) {
     ctx.request_id = RequestIdValue::from_static("-");
     ctx.params = PathParams::default();
     ctx.drain = None;
-    ctx.span = tracing::Span::none();
+    if !ctx.span.is_none() {
+        ctx.span = tracing::Span::none();
+    }
     ctx.traceparent = None;
     SPARE.set(Some(ctx));
 }

@@ -96,6 +96,40 @@ async fn junk_hosts_are_refused_before_the_allow_list() {
     }
 }
 
+/// The same, behind a valid host on the same connection: a connection
+/// keeps its last `Host` value and a thread its last valid one, and
+/// neither lets a junk host that follows pass (each junk spelling is sent
+/// after a request naming a valid host of the same length where one
+/// exists, pipelined on one connection).
+#[tokio::test]
+async fn junk_hosts_behind_a_valid_one_on_the_same_connection_are_refused() {
+    let server = common::spawn_with(host_app(), production()).await;
+    let mut failures = Vec::new();
+    for junk in JUNK_HOSTS {
+        // A valid host as long as the junk one, where one can be spelled.
+        let valid = match junk.len() {
+            0..=8 => "localhost".to_owned(),
+            n => format!("localhost:{}", "8".repeat((n - 10).clamp(1, 4))),
+        };
+        let raw = format!(
+            "GET /sitemap.xml HTTP/1.1\r\nHost: {valid}\r\n\r\n\
+             GET /sitemap.xml HTTP/1.1\r\nHost: {junk}\r\n\r\n"
+        );
+        let out = common::raw(server.addr, raw.as_bytes(), Duration::from_secs(5)).await;
+        let text = String::from_utf8_lossy(&out);
+        let second = text.find("HTTP/1.1 400 ").map(|at| &text[at..]);
+        let ok = text.starts_with("HTTP/1.1 200 ")
+            && second.is_some_and(|s| {
+                s.contains("is not a host name with an optional port") && !s.contains("<loc>")
+            });
+        if !ok {
+            failures.push(format!("{valid:?} then {junk:?}: {text}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    server.shutdown().await;
+}
+
 /// A bracketed IPv6 host is valid (development: any host); a junk one in
 /// an absolute-form target is refused like a junk `Host`, and so is a
 /// junk `Host` next to a valid absolute-form target.

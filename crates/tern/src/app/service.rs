@@ -265,7 +265,9 @@ impl AppService {
             }
             Ok(mut ctx) => {
                 let span = request_span(&inner.shared, &req, &ctx);
-                ctx.span = span.clone();
+                if !span.is_disabled() {
+                    ctx.span = span.clone();
+                }
                 let is_head = req.method() == Method::HEAD;
                 let http1 = req.version() <= http::Version::HTTP_11;
                 let accept = match inner.shared.renderer {

@@ -42,7 +42,7 @@ pub(crate) fn check_host(
     // An empty `Host` names no host.
     let host = host.filter(|h| !h.is_empty());
     if let Some(value) = host {
-        if !is_valid_authority(value.as_bytes()) {
+        if !is_valid_host(value.as_bytes()) {
             return Err(match value.to_str() {
                 Ok(text) => invalid("`Host` header", text),
                 Err(_) => "the `Host` header is not printable ASCII".to_owned(),
@@ -96,6 +96,38 @@ fn shown(value: &str) -> &str {
         .char_indices()
         .nth(100)
         .map_or(value, |(at, _)| &value[..at])
+}
+
+/// [`is_valid_authority`] for a `Host` value, remembering the thread's
+/// last valid one: the requests of a connection (and of a thread's
+/// connections, behind a proxy) name the same host, and comparing bytes
+/// costs a fraction of reading the grammar again. Only a value found
+/// valid is kept, and the answer is the same either way.
+fn is_valid_host(s: &[u8]) -> bool {
+    const KEPT: usize = 64;
+    thread_local! {
+        static LAST_VALID: std::cell::RefCell<(usize, [u8; KEPT])> =
+            const { std::cell::RefCell::new((usize::MAX, [0; KEPT])) };
+    }
+    if s.len() > KEPT {
+        return is_valid_authority(s);
+    }
+    LAST_VALID
+        .try_with(|last| {
+            let Ok(mut last) = last.try_borrow_mut() else {
+                return is_valid_authority(s);
+            };
+            if last.0 == s.len() && last.1.get(..s.len()) == Some(s) {
+                return true;
+            }
+            let valid = is_valid_authority(s);
+            if valid {
+                last.0 = s.len();
+                last.1[..s.len()].copy_from_slice(s);
+            }
+            valid
+        })
+        .unwrap_or_else(|_| is_valid_authority(s))
 }
 
 /// Whether `s` is `uri-host [ ":" port ]`, with `uri-host` a DNS-style
@@ -309,6 +341,26 @@ mod tests {
             }
             check(&buf);
         }
+    }
+
+    /// The thread's last valid `Host` is remembered, never an invalid
+    /// one: a value that differs from it (by one byte, same length) or
+    /// is longer than what is kept is read by the grammar again.
+    #[test]
+    fn the_remembered_host_never_lets_another_pass() {
+        use super::is_valid_host;
+        for _ in 0..3 {
+            assert!(is_valid_host(b"api.example:8080"));
+            assert!(!is_valid_host(b"api.example:80@0"));
+            assert!(!is_valid_host(b"api.examp/e:8080"));
+            assert!(is_valid_host(b"api.example:8080"));
+            assert!(!is_valid_host(b""));
+        }
+        let long_ok = format!("{}.example", "a".repeat(60));
+        let long_bad = format!("{}.exam@le", "a".repeat(60));
+        assert!(is_valid_host(long_ok.as_bytes()));
+        assert!(!is_valid_host(long_bad.as_bytes()));
+        assert!(is_valid_host(long_ok.as_bytes()));
     }
 
     #[test]

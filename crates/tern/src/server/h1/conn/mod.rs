@@ -150,6 +150,8 @@ where
     peer: SocketAddr,
     rd: BytesMut,
     scan: Scan,
+    /// The last request's `Host` value (see `parse::head_with`).
+    host: Option<http::HeaderValue>,
     wr: Vec<u8>,
     /// Bytes of `wr` already written.
     wr_at: usize,
@@ -215,6 +217,7 @@ where
             peer,
             rd,
             scan: Scan::default(),
+            host: None,
             wr: Vec::new(),
             wr_at: 0,
             big: None,

@@ -48,7 +48,8 @@ where
                         if self.wr.is_empty() {
                             write::date::tick();
                         }
-                        return match parse::head(&bytes, &self.settings.limits) {
+                        return match parse::head_with(&bytes, &self.settings.limits, &mut self.host)
+                        {
                             Ok(head) => self.dispatch(head),
                             Err(refusal) => {
                                 // The request line's method, for the
