@@ -40,6 +40,13 @@ impl DrainState {
         }
     }
 
+    /// Whether the stop signal may have come: it changed since the server
+    /// started, or its sender is gone (which a waiter reads as the signal
+    /// too). A look at the channel's version, no poll.
+    pub(crate) fn stop_changed(&self) -> bool {
+        self.stop.has_changed().unwrap_or(true)
+    }
+
     pub(crate) fn open_guards(&self) -> usize {
         self.guards.load(Ordering::Acquire)
     }

@@ -355,9 +355,24 @@ async fn graceful_shutdown_closes_idle_keep_alive_connections() {
         .unwrap();
     let (first, closed) = read_until_quiet(&mut idle, Duration::from_millis(300)).await;
     assert!(!closed && first.starts_with(b"HTTP/1.1 200"));
+    // Another that served a few requests first (its wait polls the stop
+    // signal only when the signal changed).
+    let mut busy = TcpStream::connect(server.addr).await.unwrap();
+    for _ in 0..5 {
+        busy.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            .await
+            .unwrap();
+        let (answer, closed) = read_until_quiet(&mut busy, Duration::from_millis(200)).await;
+        assert!(!closed && answer.starts_with(b"HTTP/1.1 200"));
+    }
     server.begin_shutdown();
     let (_, closed) = read_until_quiet(&mut idle, Duration::from_secs(3)).await;
     assert!(closed, "the idle connection was closed at shutdown");
+    let (_, closed) = read_until_quiet(&mut busy, Duration::from_secs(3)).await;
+    assert!(
+        closed,
+        "the connection that served requests was closed at shutdown"
+    );
     server.join().await;
 }
 

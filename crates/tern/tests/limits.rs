@@ -291,6 +291,16 @@ async fn keep_alive_lets_a_busy_connection_live() {
         assert_eq!(common::statuses(&got), [200], "{}", show(&got));
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    // Then idle: closed about `keep_alive` after its last answer, though
+    // the connection's timer was set for an earlier deadline while it was
+    // busy (it fires early and is set again; not polled in between).
+    let (closed, got) = time_to_close(&mut stream, Duration::from_secs(3)).await;
+    let closed = closed.expect("the idle connection is still open after 3 s");
+    assert!(
+        (Duration::from_millis(100)..Duration::from_millis(1500)).contains(&closed),
+        "closed {closed:?} after the last sleep (keep_alive 500 ms from the last answer)"
+    );
+    assert!(got.is_empty(), "{}", show(&got));
 }
 
 /// The two timeouts are independent: an idle keep-alive connection lives

@@ -51,9 +51,49 @@ pub(crate) trait Socket: AsyncRead + AsyncWrite + Unpin + Send {
     /// `Ok(0)` at the end of the stream, `WouldBlock` when nothing is
     /// there after all.
     fn try_read_buf(&mut self, buf: &mut BytesMut) -> io::Result<usize>;
+
+    /// Whether [`poll_read_buf`](Socket::poll_read_buf) reads without a
+    /// readiness poll of its own first: the caller then hands it a buffer
+    /// before it knows bytes are there (and takes the buffer back when
+    /// nothing came).
+    const READS_DIRECTLY: bool = false;
+
+    /// Reads what is there into `buf`, or registers `cx`'s waker: one
+    /// readiness check, not two, where the socket can (a `TcpStream`'s
+    /// `poll_read` checks readiness itself). By default the two steps.
+    fn poll_read_buf(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut BytesMut,
+    ) -> Poll<io::Result<usize>> {
+        loop {
+            match self.poll_read_ready(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+            match self.try_read_buf(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                read => return Poll::Ready(read),
+            }
+        }
+    }
 }
 
 impl Socket for tokio::net::TcpStream {
+    const READS_DIRECTLY: bool = true;
+
+    /// `poll_read` with the task's waker: tokio's readiness check is part
+    /// of it, and a read that took less than its room clears the
+    /// readiness (see `try_read_buf`).
+    fn poll_read_buf(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut BytesMut,
+    ) -> Poll<io::Result<usize>> {
+        pin!(self.read_buf(buf)).poll(cx)
+    }
+
     fn poll_read_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         tokio::net::TcpStream::poll_read_ready(self, cx)
     }

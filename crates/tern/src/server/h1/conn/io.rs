@@ -21,18 +21,26 @@ where
     S: Socket + Linger + 'static,
 {
     /// Reads what the socket has into the read buffer (taken from the pool
-    /// only now that there is something to read): `Ok(0)` at its end.
+    /// for the read, and given back when nothing came: a connection that
+    /// waits holds none): `Ok(0)` at its end.
     pub(super) fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         let Some(io) = self.io.as_mut() else {
             return Poll::Ready(Ok(0));
         };
+        if S::READS_DIRECTLY {
+            // One readiness check (the read's own), not two; the buffer is
+            // taken first and given back when nothing came, so a waiting
+            // connection still holds none.
+            read_room(&mut self.rd);
+            let read = io.io.poll_read_buf(cx, &mut self.rd);
+            if read.is_pending() && self.rd.is_empty() {
+                buf::give_read(std::mem::take(&mut self.rd));
+            }
+            return read;
+        }
         loop {
             ready!(io.io.poll_read_ready(cx))?;
-            if self.rd.capacity() == 0 {
-                self.rd = buf::take_read();
-            } else if self.rd.capacity() - self.rd.len() < 1024 {
-                self.rd.reserve(buf::READ_SIZE);
-            }
+            read_room(&mut self.rd);
             match io.io.try_read_buf(&mut self.rd) {
                 Ok(n) => return Poll::Ready(Ok(n)),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
@@ -120,5 +128,15 @@ where
         if self.wr.is_empty() && self.wr.capacity() > 0 {
             buf::give_write(std::mem::take(&mut self.wr));
         }
+    }
+}
+
+/// A read buffer with room for a read: the pool's, or more room in the
+/// one held.
+fn read_room(rd: &mut bytes::BytesMut) {
+    if rd.capacity() == 0 {
+        *rd = buf::take_read();
+    } else if rd.capacity() - rd.len() < 1024 {
+        rd.reserve(buf::READ_SIZE);
     }
 }

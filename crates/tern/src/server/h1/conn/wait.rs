@@ -74,8 +74,22 @@ where
         if self.poll_peer_left(cx).is_ready() {
             return Poll::Ready(());
         }
+        // The stop signal and the timer wake the waker they were last
+        // polled with: with the same waker, each is polled again only when
+        // it may have something to say (a poll of either costs ~100-200
+        // instructions, and the connection waits once a request).
+        let same_waker = self
+            .wait_waker
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()));
+        if !same_waker {
+            self.wait_waker = Some(cx.waker().clone());
+            self.timer_armed = false;
+        }
         if let Some(stop) = self.stop.as_mut() {
-            if stop.as_mut().poll(cx).is_ready() {
+            // Unchanged and polled with this waker: nothing to see.
+            let changed = self.settings.drain.stop_changed();
+            if (changed || !same_waker) && stop.as_mut().poll(cx).is_ready() {
                 self.stop = None;
                 self.draining = Some(Instant::now());
                 if matches!(self.state, State::Head) && self.scan.idle(self.rd.len()) {
@@ -89,16 +103,25 @@ where
             return Poll::Pending;
         };
         if self.timer.deadline() > deadline || self.timer.is_elapsed() {
+            // Sooner, or fired (early or not): set, and polled below.
             self.timer.as_mut().reset(deadline);
+            self.timer_armed = false;
+        }
+        if self.timer_armed {
+            return Poll::Pending;
         }
         if self.timer.as_mut().poll(cx).is_pending() {
+            self.timer_armed = true;
             return Poll::Pending;
         }
         if Instant::now() < deadline {
             // An early timer: set it to the real deadline.
             self.timer.as_mut().reset(deadline);
             return match self.timer.as_mut().poll(cx) {
-                Poll::Pending => Poll::Pending,
+                Poll::Pending => {
+                    self.timer_armed = true;
+                    Poll::Pending
+                }
                 Poll::Ready(()) => self.expire(expiry),
             };
         }
