@@ -403,3 +403,54 @@ async fn an_app_served_inside_another_reads_its_own_context() {
     assert_ne!(Some(id), res.header("x-request-id"), "{text}");
     server.shutdown().await;
 }
+
+/// A handler that sets the request ID field itself (twice, beside one of
+/// another name) still answers with the one ID Tern gave the request, in
+/// the configured field; the same over HTTP/1.1 pipelined on one
+/// connection (the codec writes the ID, `AppService::call_checked`) and in
+/// process (the ID is in the answer's map).
+#[tokio::test]
+async fn the_answer_carries_one_request_id_whatever_the_handler_set() {
+    async fn own(RequestId(id): RequestId) -> Response {
+        let mut res = id.into_response();
+        for (name, value) in [("x-trace", "a"), ("x-trace", "b"), ("x-request-id", "app")] {
+            res.headers_mut().append(name, value.parse().unwrap());
+        }
+        res
+    }
+    let app = || App::new().route("/own", get(own));
+    let mut config = config();
+    config.request_id_header = "x-trace".parse().unwrap();
+    let server = common::spawn_with(app(), config.clone()).await;
+    let one = "GET /own HTTP/1.1\r\nhost: x\r\n\r\n";
+    let out = common::raw(
+        server.addr,
+        one.repeat(3).as_bytes(),
+        Duration::from_millis(300),
+    )
+    .await;
+    let text = String::from_utf8_lossy(&out);
+    let answers: Vec<&str> = text.split("HTTP/1.1 ").skip(1).collect();
+    assert_eq!(answers.len(), 3, "{text}");
+    let mut ids = Vec::new();
+    for answer in answers {
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        let traces: Vec<&str> = head
+            .lines()
+            .filter_map(|l| l.strip_prefix("x-trace: "))
+            .collect();
+        assert_eq!(traces, [body], "{answer}");
+        assert_eq!(body.len(), 32, "{answer}");
+        assert!(head.contains("\r\nx-request-id: app"), "{answer}");
+        ids.push(body.to_owned());
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "{text}");
+    server.shutdown().await;
+
+    let client = TestClient::from_service(app().build_with(config).unwrap());
+    let res = client.get("/own").send().await;
+    let traces: Vec<_> = res.headers().get_all("x-trace").iter().collect();
+    assert_eq!(traces.len(), 1);
+    assert_eq!(traces[0].to_str().unwrap(), res.text());
+}

@@ -10,13 +10,17 @@ use crate::context::RequestIdValue;
 
 /// The final touches of every answer, in place (a response is a few
 /// hundred bytes: moving it in and out costs more than the touches).
+/// With `defer_id`, the request ID is given back rather than inserted
+/// (the codec's writer writes it, `AppService::call_checked`), unless its
+/// name is one that writer reads itself (`server::h1_writer_may_set`).
 pub(super) fn finish(
     shared: &Shared,
     res: &mut Response,
     request_id: Option<RequestIdValue>,
+    defer_id: bool,
     is_head: bool,
     accept: Option<HeaderValue>,
-) {
+) -> Option<RequestIdValue> {
     exact_content_length(res, is_head);
     if res.status() == StatusCode::INTERNAL_SERVER_ERROR && shared.config.is_production() {
         if let Some(hidden) = hide_internals(res, request_id.as_ref(), is_head) {
@@ -39,10 +43,16 @@ pub(super) fn finish(
         }
     }
     let headers = res.headers_mut();
-    if let Some(id) = request_id {
-        headers.insert(shared.config.request_id_header.clone(), id);
-    }
+    let name = &shared.config.request_id_header;
+    let deferred = match request_id {
+        Some(id) if !defer_id || !crate::server::h1_writer_may_set(name) => {
+            headers.insert(name.clone(), id);
+            None
+        }
+        id => id,
+    };
     add_security_headers(headers, &shared.security_headers);
+    deferred
 }
 
 /// Adds each of `security` (at most 64) the answer does not set itself.

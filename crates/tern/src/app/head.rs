@@ -61,10 +61,13 @@ pub(super) fn prepare(
             ));
         }
     }
-    let [id, traceparent] = match shared.is_trusted_proxy(peer) {
-        true => fields.named,
-        false => [None, None],
-    };
+    // The peer is looked up in `TRUSTED_PROXIES` only when the request
+    // brings a field it would have to be trusted for (most bring none).
+    let [id, traceparent] =
+        match fields.named.iter().any(Option::is_some) && shared.is_trusted_proxy(peer) {
+            true => fields.named,
+            false => [None, None],
+        };
     let trusted_id = id.filter(|v| v.len() <= 128 && !v.is_empty()).cloned();
     let traceparent = traceparent.and_then(crate::trace::parse);
     let request_id = trusted_id.unwrap_or_else(next_request_id);

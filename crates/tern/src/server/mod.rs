@@ -43,6 +43,9 @@ pub use error::Error;
 pub use framing::fuzz_framing;
 use h1::conn::H1Conn;
 pub(crate) use h1::conn::{Handover, PendingUpgrade};
+/// Whether the codec's writer takes a request ID field of this name
+/// beside the answer's map (`AppService::call_checked`).
+pub(crate) use h1::write::may_set as h1_writer_may_set;
 use service::ConnService;
 use watchdog::{Activity, Linger, Verdict, WatchedIo, DRAIN_IDLE_GRACE};
 

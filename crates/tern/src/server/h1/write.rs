@@ -19,6 +19,8 @@
 //!   fields `content-length`, `transfer-encoding` and `connection`, which
 //!   the writer writes itself (below), and `trailer` when the body is not
 //!   chunked (no trailer section can follow).
+//! - The request ID, when the app left it to the writer ([`head`]'s
+//!   `set`): after the app's fields, in place of any of its name.
 //! - `date` ([`date`]) last, unless the app set one.
 //!
 //! # The framing (RFC 9112 §6, RFC 9110 §8.6)
@@ -62,7 +64,7 @@ pub(crate) mod date;
 #[allow(clippy::unwrap_used)]
 mod tests;
 
-use http::{header, response::Parts, HeaderMap, HeaderName, StatusCode, Version};
+use http::{header, response::Parts, HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
 use http_body::SizeHint;
 
 use crate::protocol::h1::{self, ConnectionTokens};
@@ -149,7 +151,20 @@ pub(crate) struct Written {
 /// The `date` written is this thread's cached one: the connection calls
 /// [`date::tick`] at the start of each batch of answers, which reads the
 /// clock (a thread that never ticked reads it on its first answer).
-pub(crate) fn head(buf: &mut Vec<u8>, parts: &Parts, size_hint: &SizeHint, req: &For) -> Written {
+///
+/// `set` is a field the answer carries as if inserted into its map (it
+/// replaces the map's fields of its name): the request ID, which the app
+/// leaves to the writer on this path (`ResponseFuture::take_request_id`)
+/// rather than hash its name into the map. It is written after the
+/// map's fields; its name passes [`may_set`].
+pub(crate) fn head(
+    buf: &mut Vec<u8>,
+    parts: &Parts,
+    size_hint: &SizeHint,
+    req: &For,
+    set: Option<(&HeaderName, &HeaderValue)>,
+) -> Written {
+    debug_assert!(set.is_none_or(|(name, _)| may_set(name)));
     let status = parts.status;
     if status.is_informational() && status != StatusCode::SWITCHING_PROTOCOLS {
         return interim_as_final(buf, req);
@@ -192,7 +207,9 @@ pub(crate) fn head(buf: &mut Vec<u8>, parts: &Parts, size_hint: &SizeHint, req: 
 
     let mut app_close = false;
     let mut has_date = false;
-    for (name, value) in parts.headers.iter() {
+    let fields = parts.headers.iter();
+    let fields = fields.filter(|(name, _)| set.is_none_or(|(set, _)| *name != set));
+    for (name, value) in fields.chain(set) {
         if *name == header::CONTENT_LENGTH || *name == header::TRANSFER_ENCODING {
             continue;
         }
@@ -238,6 +255,21 @@ pub(crate) fn head(buf: &mut Vec<u8>, parts: &Parts, size_hint: &SizeHint, req: 
         framing,
         keep_alive,
     }
+}
+
+/// Whether [`head`] writes a field of this name handed to it (`set`) as
+/// the same field inserted into the answer's map: any name but those it
+/// reads itself (framing, persistence, `date`). A field of such a name
+/// goes into the map instead.
+pub(crate) fn may_set(name: &HeaderName) -> bool {
+    !matches!(
+        *name,
+        header::CONTENT_LENGTH
+            | header::TRANSFER_ENCODING
+            | header::CONNECTION
+            | header::TRAILER
+            | header::DATE
+    )
 }
 
 /// Body data under `framing`: as it is for `Length` and `Close`; a chunk

@@ -12,6 +12,7 @@ use http_body::Body as _;
 use tern_core::Response;
 
 use super::{Facts, H1Conn, Incoming, State, Step, MAX_UNSENT};
+use crate::app::ResponseFuture;
 use crate::server::{
     h1::{body::Event, buf::Socket, write},
     watchdog::Linger,
@@ -21,8 +22,23 @@ impl<S> H1Conn<S>
 where
     S: Socket + Linger + 'static,
 {
-    /// Writes the answer's head and moves on to its body.
+    /// Writes the answer of the app's future (`fut`), with the request ID
+    /// it leaves to the writer, and drops the future.
+    pub(super) fn respond_to(&mut self, res: Response, facts: Facts) {
+        // Read in place: the future is a few hundred bytes to move.
+        let id = self.fut.as_mut().and_then(ResponseFuture::take_request_id);
+        self.fut = None;
+        self.write_answer(res, facts, id);
+    }
+
+    /// Writes an answer's head and moves on to its body.
     pub(super) fn respond(&mut self, res: Response, facts: Facts) {
+        self.write_answer(res, facts, None);
+    }
+
+    /// Writes an answer's head, with the request ID `id` as if in its map
+    /// (see `write::head`), and moves on to its body.
+    fn write_answer(&mut self, res: Response, facts: Facts, id: Option<http::HeaderValue>) {
         let (parts, body) = res.into_parts();
         let status = parts.status;
         let switching = self.upgrade.is_some()
@@ -52,7 +68,12 @@ where
             keep_alive,
         };
         // The writer also reads the app's own `connection: close`.
-        let written = write::head(self.wr(), &parts, &size, &req);
+        self.wr();
+        // The name is the app's (the app of every future of this
+        // connection), borrowed beside the write buffer.
+        let name = &self.settings.app.config().request_id_header;
+        let set = id.as_ref().map(|id| (name, id));
+        let written = write::head(&mut self.wr, &parts, &size, &req, set);
         keep_alive &= written.keep_alive;
         self.body = Some(body);
         self.state = State::Answer {

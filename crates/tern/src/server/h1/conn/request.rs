@@ -175,8 +175,7 @@ where
                 return Step::Again;
             };
             if let Poll::Ready(res) = Pin::new(fut).poll(cx) {
-                self.fut = None;
-                self.respond(res, facts);
+                self.respond_to(res, facts);
                 return Step::Again;
             }
             match self.feed(cx) {

@@ -108,7 +108,7 @@ fn unknown() -> SizeHint {
 /// Writes one head and reads it back.
 fn write(parts: &Parts, hint: SizeHint, req: For) -> (Written, Read, Vec<u8>) {
     let mut buf = Vec::new();
-    let written = head(&mut buf, parts, &hint, &req);
+    let written = head(&mut buf, parts, &hint, &req, None);
     let read = parse(&buf);
     assert_eq!(read.len, buf.len(), "bytes after the head");
     (written, read, buf)
@@ -493,7 +493,7 @@ impl Case {
             method: Method::of(&self.method),
             keep_alive,
         };
-        let written = head(buf, &parts(self.status, self.app), &hint, &req);
+        let written = head(buf, &parts(self.status, self.app), &hint, &req, None);
         for chunk in self.body {
             data(buf, written.framing, chunk);
         }
@@ -729,5 +729,68 @@ fn a_chunk_written_in_pieces_is_the_chunk_data_writes() {
         pieces.extend_from_slice(&body);
         pieces.extend_from_slice(CHUNK_END);
         assert_eq!(copied, pieces, "{len}");
+    }
+}
+
+/// A field the writer is handed (`set`, the request ID) reads as the
+/// same field inserted into the answer's map: it replaces the map's
+/// fields of its name. Every answer below, with and without its own
+/// fields of that name, for the names `may_set` allows; the framing,
+/// persistence and `date` names it refuses (the app inserts such a
+/// request ID field into the map, `app/finish.rs`).
+#[test]
+fn a_set_field_reads_as_one_inserted_into_the_map() {
+    let sets = [
+        ("x-request-id", "0123456789abcdef0123456789abcdef"),
+        ("x-trace", "abc"),
+        ("content-length", "7"),
+        ("connection", "close"),
+        ("date", "Thu, 01 Jan 1970 00:00:00 GMT"),
+        ("trailer", "x-t"),
+        ("transfer-encoding", "chunked"),
+    ];
+    let answers: [&[(&str, &str)]; 4] = [
+        &[],
+        &[("content-type", "text/plain")],
+        &[
+            ("x-request-id", "app"),
+            ("x-trace", "app"),
+            ("content-type", "text/plain"),
+        ],
+        &[
+            ("x-request-id", "a"),
+            ("x-request-id", "b"),
+            ("connection", "close"),
+            ("date", "x"),
+        ],
+    ];
+    for (set_name, set_value) in sets {
+        let name = HeaderName::from_static(set_name);
+        if set_name.starts_with("x-") {
+            assert!(may_set(&name), "{set_name}");
+        } else {
+            assert!(!may_set(&name), "{set_name}");
+            continue;
+        }
+        let value = HeaderValue::from_static(set_value);
+        for fields in answers {
+            for hint in [exact(5), unknown()] {
+                for version in [V10, V11] {
+                    let given = parts(200, fields);
+                    let mut inserted = parts(200, fields);
+                    inserted.headers.insert(name.clone(), value.clone());
+                    let request = req(version, Method::Other, true);
+                    let mut buf = Vec::new();
+                    let w1 = head(&mut buf, &given, &hint, &request, Some((&name, &value)));
+                    let (w2, read, _) = write(&inserted, hint.clone(), request);
+                    let mut read_set = parse(&buf);
+                    assert_eq!(w1, w2, "{set_name} {fields:?}");
+                    read_set.fields.sort();
+                    let mut read_fields = read.fields;
+                    read_fields.sort();
+                    assert_eq!(read_set.fields, read_fields, "{set_name} {fields:?}");
+                }
+            }
+        }
     }
 }
