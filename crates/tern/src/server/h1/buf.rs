@@ -18,6 +18,13 @@
 //! large head, a large batch of answers) are dropped rather than kept, so
 //! the pool's memory per thread is bounded: 16 × 8 KiB of read buffers and
 //! 16 × at most 16 KiB of write buffers.
+//!
+//! The pool also keeps one header map: an answer's, once written
+//! ([`give_map`]), emptied, becomes the next request's ([`take_map`]), so
+//! that a request and its answer allocate one map's room between them, not
+//! two. Only a map of at most [`MAP_KEEP`] fields' room is kept, and never
+//! its fields: `HeaderMap::clear` drops every name and value (and the
+//! map's hashing goes back to the fast one).
 
 // Used by the connection (step 4); the tests use every item meanwhile.
 #![cfg_attr(not(test), allow(dead_code))]
@@ -38,16 +45,20 @@ pub(crate) const WRITE_SIZE: usize = 8 * 1024;
 pub(crate) const WRITE_KEEP: usize = 16 * 1024;
 /// Buffers of each kind kept per thread, at most.
 pub(crate) const POOLED: usize = 16;
+/// The largest header map kept by the pool, in fields of room.
+pub(crate) const MAP_KEEP: usize = 64;
 
 /// This thread's spare buffers.
 struct Pool {
     read: Vec<BytesMut>,
     write: Vec<Vec<u8>>,
+    /// An empty header map with room (see the module's docs).
+    map: Option<http::HeaderMap>,
 }
 
 thread_local! {
     static POOL: RefCell<Pool> = const {
-        RefCell::new(Pool { read: Vec::new(), write: Vec::new() })
+        RefCell::new(Pool { read: Vec::new(), write: Vec::new(), map: None })
     };
 }
 
@@ -77,6 +88,30 @@ pub(crate) fn give_read(mut buf: BytesMut) {
 }
 
 /// An empty write buffer of at least [`WRITE_SIZE`] bytes.
+/// A header map with room for `fields` (a request's): the pool's, or a
+/// new one.
+pub(crate) fn take_map(fields: usize) -> Result<http::HeaderMap, http::header::MaxSizeReached> {
+    match POOL.try_with(|p| p.borrow_mut().map.take()).ok().flatten() {
+        Some(mut map) => map.try_reserve(fields).map(|()| map),
+        None => http::HeaderMap::try_with_capacity(fields),
+    }
+}
+
+/// Keeps `map`'s room, emptied, for the next [`take_map`], if it has
+/// some and at most [`MAP_KEEP`] fields' worth, and the pool holds none.
+pub(crate) fn give_map(mut map: http::HeaderMap) {
+    if map.capacity() == 0 || map.capacity() > MAP_KEEP {
+        return;
+    }
+    let _ = POOL.try_with(|p| {
+        let mut p = p.borrow_mut();
+        if p.map.is_none() {
+            map.clear();
+            p.map = Some(map);
+        }
+    });
+}
+
 pub(crate) fn take_write() -> Vec<u8> {
     POOL.try_with(|p| p.borrow_mut().write.pop())
         .ok()
@@ -111,6 +146,46 @@ mod tests {
             let p = p.borrow();
             (p.read.len(), p.write.len())
         })
+    }
+
+    /// An answer's map given back keeps its room and drops its fields
+    /// (the values' bytes are free again at once); the next request's
+    /// map is that map, empty, with room for its fields; a map with more
+    /// room than `MAP_KEEP` or none is not kept, nor a second one.
+    #[test]
+    fn the_pool_keeps_an_answers_map_room_never_its_fields() {
+        use http::{HeaderMap, HeaderValue};
+        let _ = take_map(0);
+        let secret = bytes::Bytes::from(b"a session cookie".to_vec());
+        let mut answer = HeaderMap::new();
+        answer.insert(
+            "set-cookie",
+            HeaderValue::from_maybe_shared(secret.clone()).unwrap(),
+        );
+        answer.insert("x-other", HeaderValue::from_static("1"));
+        let room = answer.capacity();
+        give_map(answer);
+        assert!(secret.is_unique(), "a value outlived its answer");
+        let mut other = HeaderMap::new();
+        other.insert("x-second", HeaderValue::from_static("2"));
+        give_map(other);
+        let request = take_map(3).unwrap();
+        assert!(request.is_empty());
+        assert_eq!(request.capacity(), room);
+        assert!(
+            POOL.with(|p| p.borrow().map.is_none()),
+            "only one map is kept"
+        );
+        // Room for more fields than it had: it grows.
+        give_map(request);
+        let grown = take_map(40).unwrap();
+        assert!(grown.is_empty() && grown.capacity() >= 40);
+        let big = take_map(MAP_KEEP + 1).unwrap();
+        give_map(big);
+        give_map(HeaderMap::new());
+        assert!(POOL.with(|p| p.borrow().map.is_none()));
+        give_map(grown);
+        assert!(POOL.with(|p| p.borrow().map.is_some()));
     }
 
     #[test]

@@ -14,7 +14,11 @@ use tern_core::Response;
 use super::{Facts, H1Conn, Incoming, State, Step, MAX_UNSENT};
 use crate::app::ResponseFuture;
 use crate::server::{
-    h1::{body::Event, buf::Socket, write},
+    h1::{
+        body::Event,
+        buf::{self, Socket},
+        write,
+    },
     watchdog::Linger,
 };
 
@@ -74,6 +78,8 @@ where
         let name = &self.settings.app.config().request_id_header;
         let set = id.as_ref().map(|id| (name, id));
         let written = write::head(&mut self.wr, &parts, &size, &req, set);
+        // Its room serves the next request (`buf::take_map`).
+        buf::give_map(parts.headers);
         keep_alive &= written.keep_alive;
         self.body = Some(body);
         self.state = State::Answer {

@@ -782,7 +782,7 @@ fn a_set_field_reads_as_one_inserted_into_the_map() {
                     let request = req(version, Method::Other, true);
                     let mut buf = Vec::new();
                     let w1 = head(&mut buf, &given, &hint, &request, Some((&name, &value)));
-                    let (w2, read, _) = write(&inserted, hint.clone(), request);
+                    let (w2, read, _) = write(&inserted, hint, request);
                     let mut read_set = parse(&buf);
                     assert_eq!(w1, w2, "{set_name} {fields:?}");
                     read_set.fields.sort();
