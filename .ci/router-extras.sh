@@ -18,6 +18,7 @@ step "tern-router fuzz crate"
 # needs nightly sanitizer flags, so CI checks it without them.
 (
   cd crates/tern-router/fuzz
+  export CARGO_TARGET_DIR="$OLDPWD/target"
   cargo fmt --check
   cargo check --locked --bins
   cargo clippy --locked --bins -- -D warnings
