@@ -572,7 +572,10 @@ fn tempdir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// Whether something listens at `addr` (used by tests).
+/// Whether something listens at `addr` (used by tests). A connection to
+/// itself (a free port picked as the connect's own source port, TCP's
+/// simultaneous open) is not something listening.
 pub fn listening(addr: std::net::SocketAddr) -> bool {
-    TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+    TcpStream::connect_timeout(&addr, Duration::from_millis(200))
+        .is_ok_and(|s| s.local_addr().ok() != Some(addr))
 }

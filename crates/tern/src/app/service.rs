@@ -55,6 +55,13 @@ impl fmt::Debug for AppService {
     }
 }
 
+/// Finishes the answer to a request the server refused before the app
+/// saw it: a fresh request ID set in its map (not left to the writer),
+/// not an answer to `HEAD`, no `Accept` to choose the problem's format.
+fn finish_refusal(shared: &Shared, res: &mut Response) {
+    finish(shared, res, Some(next_request_id()), false, false, None);
+}
+
 impl AppService {
     /// The configuration the app was built with.
     pub fn config(&self) -> &Config {
@@ -103,14 +110,7 @@ impl AppService {
             m.refused(reason, 7, status.as_u16());
         }
         let mut res = Problem::new(status).with_detail(detail).into_response();
-        finish(
-            shared,
-            &mut res,
-            Some(next_request_id()),
-            false,
-            false,
-            None,
-        );
+        finish_refusal(shared, &mut res);
         let (parts, body) = res.into_parts();
         let body = http_body_util::BodyExt::collect(body)
             .now_or_never()?
@@ -172,14 +172,7 @@ impl AppService {
         let mut res = Problem::new(refusal.status)
             .with_detail(detail)
             .into_response();
-        finish(
-            shared,
-            &mut res,
-            Some(next_request_id()),
-            false,
-            false,
-            None,
-        );
+        finish_refusal(shared, &mut res);
         res
     }
 
@@ -273,14 +266,7 @@ impl AppService {
                 if let Some(m) = metrics {
                     m.refused(reason, method_index(req.method()), res.status().as_u16());
                 }
-                finish(
-                    &inner.shared,
-                    &mut res,
-                    Some(next_request_id()),
-                    false,
-                    false,
-                    None,
-                );
+                finish_refusal(&inner.shared, &mut res);
                 State::Done(Some(res))
             }
             Ok(mut ctx) => {

@@ -142,8 +142,15 @@ pub(crate) fn stderr_of(child: &mut Child) -> String {
 }
 
 /// `Some` once `port` takes connections.
+///
+/// A connection whose two ends are the same address is not one: `port`
+/// came from the ephemeral range, and while nothing listens on it a
+/// connect can pick it as its own source port and connect to itself
+/// (TCP's simultaneous open). Seen in CI: the wait ended before the
+/// showcase listened, and the test's first request was refused.
 pub(crate) fn listening(port: u16) -> Option<()> {
-    TcpStream::connect(("127.0.0.1", port)).ok().map(drop)
+    let s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    (s.local_addr().ok()? != s.peer_addr().ok()?).then_some(())
 }
 
 /// A running showcase process on a port of its own, its files in `dir`;
