@@ -137,7 +137,7 @@ pub(crate) fn boxed(
 #[inline]
 pub(crate) fn recycle(mut ctx: Box<Ctx>) {
     ctx.request_id = RequestIdValue::from_static("-");
-    ctx.params = PathParams::default();
+    ctx.params.clear();
     ctx.drain = None;
     if !ctx.span.is_none() {
         ctx.span = tracing::Span::none();
@@ -284,10 +284,12 @@ pub(crate) struct Ctx {
 pub(crate) struct PathParams {
     host_names: Option<Arc<[Box<str>]>>,
     names: Option<Arc<[Box<str>]>>,
-    /// Every value, one after the other (UTF-8); `ends[i]` is where value
-    /// `i` ends. Inline up to a few short values: most requests allocate
-    /// nothing for their parameters.
-    values: SmallVec<[u8; 48]>,
+    /// Every value, one after the other; `ends[i]` is where value `i`
+    /// ends. A `String`, so that reading a value checks no UTF-8 again
+    /// (the router gave `&str`s); its room is kept when the context is
+    /// recycled ([`PathParams::clear`]), so a thread allocates it once,
+    /// not per request.
+    values: String,
     ends: SmallVec<[u32; 4]>,
 }
 
@@ -310,9 +312,22 @@ impl PathParams {
         self.names = Some(Arc::clone(names));
     }
 
+    /// No parameters (an unmatched request's), keeping the values' room
+    /// unless it grew past what a few long values need.
+    fn clear(&mut self) {
+        self.host_names = None;
+        self.names = None;
+        if self.values.capacity() > 1024 {
+            self.values = String::new();
+        } else {
+            self.values.clear();
+        }
+        self.ends.clear();
+    }
+
     fn push(&mut self, params: &tern_router::Params<'_, '_>) {
         for (_, value) in params.iter() {
-            self.values.extend_from_slice(value.as_bytes());
+            self.values.push_str(value);
             self.ends
                 .push(u32::try_from(self.values.len()).unwrap_or(u32::MAX));
         }
@@ -326,12 +341,8 @@ impl PathParams {
             .zip(self.ends.iter().enumerate())
             .map(move |(name, (i, &end))| {
                 let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-                // Whole values were pushed, so every range is UTF-8.
-                let value = self
-                    .values
-                    .get(start..end as usize)
-                    .and_then(|v| std::str::from_utf8(v).ok())
-                    .unwrap_or_default();
+                // Whole values were pushed: every range is on a boundary.
+                let value = self.values.get(start..end as usize).unwrap_or_default();
                 (&**name, value)
             })
     }
@@ -341,10 +352,7 @@ impl PathParams {
     #[inline]
     pub(crate) fn single(&self) -> Option<(&str, &str)> {
         match (&self.host_names, self.names.as_deref(), &*self.ends) {
-            (None, Some([name]), [end]) => {
-                let value = std::str::from_utf8(self.values.get(..*end as usize)?).ok()?;
-                Some((&**name, value))
-            }
+            (None, Some([name]), [end]) => Some((&**name, self.values.get(..*end as usize)?)),
             _ => None,
         }
     }
@@ -383,3 +391,63 @@ pub(crate) fn param_names(pattern: &str) -> Arc<[Box<str>]> {
 /// `app::next_request_id`), trusted incoming ones share the request's
 /// buffer; either way cloning it into the response is a reference count.
 pub(crate) type RequestIdValue = HeaderValue;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Arc<[Box<str>]> {
+        list.iter().map(|n| Box::from(*n)).collect()
+    }
+
+    #[test]
+    fn path_params_read_back_as_matched_and_keep_their_room_when_cleared() {
+        let mut router = tern_router::Router::new();
+        router.insert("/u/{name}/{n}", ()).unwrap();
+        router.insert("/one/{id}", ()).unwrap();
+        let two = names(&["name", "n"]);
+        let one = names(&["id"]);
+        let host = names(&["tenant"]);
+
+        let mut params = PathParams::default();
+        assert!(!params.is_matched());
+        // Decoded values, multi-byte UTF-8 among them.
+        let m = router.at("/u/%C3%A9t%C3%A9%2Fx/7").unwrap();
+        params.set(None, &two, &m.params);
+        assert!(params.is_matched());
+        assert_eq!(params.single(), None);
+        assert_eq!(
+            params.iter().collect::<Vec<_>>(),
+            [("name", "été/x"), ("n", "7")]
+        );
+
+        let room = params.values.capacity();
+        params.clear();
+        assert!(!params.is_matched());
+        assert_eq!(params.iter().count(), 0);
+        assert_eq!(params.values.capacity(), room, "the values' room is kept");
+
+        let m = router.at("/one/42").unwrap();
+        params.set(None, &one, &m.params);
+        assert_eq!(params.single(), Some(("id", "42")));
+        assert_eq!(params.iter().collect::<Vec<_>>(), [("id", "42")]);
+
+        // A host pattern's parameters come first; `single` is then `None`.
+        let host_match = router.at("/one/acme").unwrap();
+        params.set(Some((&host, &host_match.params)), &one, &m.params);
+        assert_eq!(params.single(), None);
+        assert_eq!(
+            params.iter().collect::<Vec<_>>(),
+            [("tenant", "acme"), ("id", "42")]
+        );
+
+        // A room grown past 1 KiB by a long value is not kept.
+        let long = format!("/one/{}", "a".repeat(4096));
+        let m = router.at(&long).unwrap();
+        params.set(None, &one, &m.params);
+        assert_eq!(params.single().map(|(_, v)| v.len()), Some(4096));
+        params.clear();
+        assert_eq!(params.values.capacity(), 0);
+    }
+}
