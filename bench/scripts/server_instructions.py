@@ -32,7 +32,14 @@ def run(binary, path, seconds, connections):
         server.kill()
         sys.exit(f"{binary} did not start: {line!r}")
     requests = 0
-    if seconds > 0:
+    if seconds == 0:
+        # Let the server finish starting: a SIGTERM that comes before it
+        # has set up its signal handler kills it at once, without the
+        # graceful shutdown (and the teardown of its app) that ends every
+        # loaded run (seen: peer-tern's idle runs at 67M instructions
+        # against 83M, ~16M that were then counted as the requests').
+        time.sleep(2)
+    else:
         wrk = subprocess.run(
             ["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", f"http://127.0.0.1:{port}{path}"],
             capture_output=True, text=True, check=True)
@@ -55,12 +62,14 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--connections", type=int, default=16)
     a = ap.parse_args()
-    # The idle run (start, no requests, stop) is the median of three: on
-    # a busy machine one idle run can end before the server's start-up
-    # work does (seen: 67M against 83M instructions for one binary), and
-    # that difference divided by the requests would be counted as theirs.
+    # The idle run (start, wait, stop) is the median of three, and the
+    # three must agree: a run that differs from the others (a server
+    # stopped before its start-up ended, see `run`) would put its
+    # difference on the requests.
     idles = sorted(run(a.binary, a.path, 0, a.connections)[0] for _ in range(3))
     idle = idles[1]
+    if idles[2] - idles[0] > idles[1] // 100:
+        sys.exit(f"the idle runs disagree by more than 1%: {idles}")
     total, n = run(a.binary, a.path, a.seconds, a.connections)
     print(f"{os.path.basename(a.binary)} {a.path}: {n} requests, "
           f"{(total - idle) / n:,.0f} instructions per request "
