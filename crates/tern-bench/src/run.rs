@@ -576,6 +576,10 @@ fn tempdir() -> Result<PathBuf> {
 /// itself (a free port picked as the connect's own source port, TCP's
 /// simultaneous open) is not something listening.
 pub fn listening(addr: std::net::SocketAddr) -> bool {
-    TcpStream::connect_timeout(&addr, Duration::from_millis(200))
-        .is_ok_and(|s| s.local_addr().ok() != Some(addr))
+    listening_within(addr, Duration::from_millis(200))
+}
+
+/// [`listening`], waiting at most `timeout` for the connection.
+pub fn listening_within(addr: std::net::SocketAddr, timeout: Duration) -> bool {
+    TcpStream::connect_timeout(&addr, timeout).is_ok_and(|s| s.local_addr().ok() != Some(addr))
 }

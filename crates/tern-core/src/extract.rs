@@ -118,6 +118,16 @@ pub trait FromRequestParts<S>: Sized {
         state: &S,
     ) -> impl Future<Output = Result<Self, Self::Rejection>> + Send;
 
+    /// Whether [`from_request_parts`](Self::from_request_parts)'s future
+    /// is always ready at its first poll: it awaits nothing (it reads the
+    /// head, the route's parameters, the app's state). A handler whose
+    /// extractors all say so extracts them when it is called, and its
+    /// future holds their values instead of the request: a smaller future
+    /// to box, the request's head dropped at once. The default is `false`;
+    /// an extractor that says `true` and is not ready at once answers
+    /// `500`.
+    const IMMEDIATE: bool = false;
+
     /// Checks, when the app is built, that this extractor can work on
     /// `route` (its path parameters, what the app provides): an error
     /// stops the build, naming the route, instead of failing every
@@ -171,6 +181,12 @@ pub trait FromRequest<S, M = private::ViaRequest>: Sized {
     #[doc(hidden)]
     const VIA_PARTS: bool = false;
 
+    /// A [`FromRequestParts`] extractor's
+    /// [`IMMEDIATE`](FromRequestParts::IMMEDIATE) (the blanket
+    /// implementation), `false` for any other. Not for implementors.
+    #[doc(hidden)]
+    const IMMEDIATE: bool = false;
+
     /// A [`FromRequestParts`] extractor's future on the head alone, `None`
     /// for any other (see [`VIA_PARTS`](Self::VIA_PARTS)). Not for
     /// implementors.
@@ -208,6 +224,8 @@ where
     const KEEPS_REQUEST: bool = false;
 
     const VIA_PARTS: bool = true;
+
+    const IMMEDIATE: bool = <T as FromRequestParts<S>>::IMMEDIATE;
 
     fn from_parts<'a>(
         parts: &'a mut Parts,
@@ -247,6 +265,8 @@ impl<S: Send + Sync> FromRequest<S> for Request {
 impl<S: Send + Sync> FromRequestParts<S> for http::Method {
     type Rejection = std::convert::Infallible;
 
+    const IMMEDIATE: bool = true;
+
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(parts.method.clone())
     }
@@ -254,6 +274,8 @@ impl<S: Send + Sync> FromRequestParts<S> for http::Method {
 
 impl<S: Send + Sync> FromRequestParts<S> for http::Uri {
     type Rejection = std::convert::Infallible;
+
+    const IMMEDIATE: bool = true;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(parts.uri.clone())
@@ -263,6 +285,8 @@ impl<S: Send + Sync> FromRequestParts<S> for http::Uri {
 impl<S: Send + Sync> FromRequestParts<S> for http::Version {
     type Rejection = std::convert::Infallible;
 
+    const IMMEDIATE: bool = true;
+
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(parts.version)
     }
@@ -271,6 +295,8 @@ impl<S: Send + Sync> FromRequestParts<S> for http::Version {
 impl<S: Send + Sync> FromRequestParts<S> for http::HeaderMap {
     type Rejection = std::convert::Infallible;
 
+    const IMMEDIATE: bool = true;
+
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(parts.headers.clone())
     }
@@ -278,6 +304,8 @@ impl<S: Send + Sync> FromRequestParts<S> for http::HeaderMap {
 
 impl<S: Send + Sync> FromRequestParts<S> for http::Extensions {
     type Rejection = std::convert::Infallible;
+
+    const IMMEDIATE: bool = true;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         Ok(parts.extensions.clone())
@@ -418,6 +446,9 @@ where
     T: FromRequestParts<S>,
 {
     type Rejection = std::convert::Infallible;
+
+    /// `T`'s: this awaits `T`'s future alone.
+    const IMMEDIATE: bool = T::IMMEDIATE;
 
     /// `T`, or its rejection for the handler to answer; never fails.
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {

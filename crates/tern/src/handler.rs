@@ -104,6 +104,83 @@ where
     }
 }
 
+/// Handlers whose extractors are all ready at once
+/// ([`FromRequestParts::IMMEDIATE`]: `Path`, `Query`, `State`, the head's
+/// parts): they extract when the handler is called, while the request's
+/// context, app and negotiation are current as they are around each poll,
+/// so their future holds the extracted values, not the request. The
+/// request is a few hundred bytes: held in the future, it was copied into
+/// the future's box, and again when the future split it.
+mod immediate {
+    use std::{
+        future::Future,
+        panic::{catch_unwind, resume_unwind, AssertUnwindSafe},
+        pin::pin,
+        task::{Context, Poll, Waker},
+    };
+
+    use tern_core::{response::IntoResponse, Response};
+
+    use super::BoxFuture;
+    use crate::negotiation::{self, Negotiated};
+
+    /// An extractor's value, or the answer of its rejection (made under
+    /// the negotiation, see [`extract`]), or the `500` of an extractor
+    /// that said it was ready at once and was not. The answer is boxed:
+    /// rejections are rare, and a small `Err` keeps the values' moves
+    /// small.
+    pub(super) fn value<T, R: IntoResponse>(
+        fut: impl Future<Output = Result<T, R>>,
+    ) -> Result<T, Box<Response>> {
+        match pin!(fut).poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(value)) => Ok(value),
+            Poll::Ready(Err(rejection)) => Err(Box::new(rejection.into_response())),
+            Poll::Pending => Err(Box::new(not_ready())),
+        }
+    }
+
+    /// Runs the extractors (`extract`) with the handler's negotiation
+    /// current; a rejection's answer passes through what they left in it
+    /// (a sealed request's problem is sealed). A panic comes out of the
+    /// returned future, where the app's guard answers it, as one in a
+    /// handler's future does.
+    pub(super) fn extract<A>(
+        negotiated: &mut Option<Negotiated>,
+        extract: impl FnOnce() -> Result<A, Box<Response>>,
+    ) -> Result<A, BoxFuture> {
+        let slot = &mut *negotiated;
+        let extracted = catch_unwind(AssertUnwindSafe(|| negotiation::enter_now(slot, extract)));
+        match extracted {
+            Ok(Ok(values)) => Ok(values),
+            Ok(Err(res)) => Err(Box::pin(std::future::ready(negotiation::finished(
+                negotiated.take(),
+                *res,
+            )))),
+            Err(panic) => Err(Box::pin(futures_util::future::lazy(move |_| -> Response {
+                resume_unwind(panic)
+            }))),
+        }
+    }
+
+    /// The handler's future, under its negotiation if it has one.
+    pub(super) fn boxed(
+        negotiated: Option<Negotiated>,
+        answer: impl Future<Output = Response> + Send + 'static,
+    ) -> BoxFuture {
+        match negotiated {
+            Some(negotiated) => Box::pin(negotiation::scoped(negotiated, answer)),
+            None => Box::pin(answer),
+        }
+    }
+
+    #[cold]
+    fn not_ready() -> Response {
+        tern_core::Problem::new(http::StatusCode::INTERNAL_SERVER_ERROR)
+            .with_detail("an extractor claimed to be ready at once and was not")
+            .into_response()
+    }
+}
+
 /// What a handler answers if an extractor says it reads the head alone
 /// (`FromRequest::VIA_PARTS`) but has no future for it: a bug in that
 /// extractor, answered rather than a panic.
@@ -151,8 +228,10 @@ macro_rules! impl_handler {
             Fut: Future<Output = Res> + Send,
             S: Send + Sync + 'static,
             Res: IntoResponse,
-            $( $ty: FromRequestParts<S> + Send, )*
-            $last: FromRequest<S, M> + Send,
+            // `'static`: a handler whose extractors are ready at once
+            // holds their values in its boxed future.
+            $( $ty: FromRequestParts<S> + Send + 'static, )*
+            $last: FromRequest<S, M> + Send + 'static,
         {
             fn check_route(route: &RouteCheck<'_>) -> Result<(), String> {
                 $( <$ty as FromRequestParts<S>>::check_route(route)?; )*
@@ -167,8 +246,35 @@ macro_rules! impl_handler {
 
             fn call(self, req: Request, state: S) -> BoxFuture {
                 // A compile-time constant: other handlers pay nothing.
-                let negotiated = Res::NEGOTIATED
+                let mut negotiated = Res::NEGOTIATED
                     .then(|| crate::negotiation::Negotiated::of(&req));
+                // Every extractor ready at once (compile-time constants):
+                // extracted now, and the boxed future holds their values,
+                // not the request (see `immediate`).
+                if $( <$ty as FromRequestParts<S>>::IMMEDIATE && )*
+                    <$last as FromRequest<S, M>>::IMMEDIATE
+                {
+                    let (mut parts, _body) = req.into_parts();
+                    let extracted = immediate::extract(&mut negotiated, || {
+                        Ok(( $(
+                            immediate::value(
+                                <$ty as FromRequestParts<S>>::from_request_parts(&mut parts, &state),
+                            )?,
+                        )*
+                            match <$last as FromRequest<S, M>>::from_parts(&mut parts, &state) {
+                                Some(fut) => immediate::value(fut)?,
+                                None => return Err(Box::new(not_via_parts())),
+                            },
+                        ))
+                    });
+                    return match extracted {
+                        Ok(( $($ty,)* $last, )) => immediate::boxed(
+                            negotiated,
+                            async move { self($($ty,)* $last,).await.into_response() },
+                        ),
+                        Err(answer) => answer,
+                    };
+                }
                 let answer = async move {
                     impl_handler!(@body self req state M S [$($ty),*] $last)
                 };

@@ -85,6 +85,26 @@ where
     .await;
     // Still here: the answer (an extractor's rejection, the handler's
     // `Err`, a response it built) was made without the negotiation.
+    finished(slot, res)
+}
+
+/// Runs `f` with the negotiation in `slot` current, synchronously (a
+/// handler's extractors that are ready at once, run when it is called):
+/// what `f` leaves in it (a hint, a [`Finish`]) stays in `slot`, for the
+/// handler's future ([`scoped`]) or for [`finished`]. An empty slot (a
+/// handler that is not negotiated) changes nothing.
+pub(crate) fn enter_now<R>(slot: &mut Option<Negotiated>, f: impl FnOnce() -> R) -> R {
+    if slot.is_none() {
+        return f();
+    }
+    let _entered = Entered::new(slot);
+    f()
+}
+
+/// An answer made under [`enter_now`] that did not take the negotiation
+/// (an extractor's rejection), passed through its [`Finish`] as
+/// [`scoped`] passes one.
+pub(crate) fn finished(slot: Option<Negotiated>, res: Response) -> Response {
     match slot.and_then(|n| n.finish) {
         Some(finish) => finish(res),
         None => res,

@@ -28,7 +28,7 @@
 //! The client's cost is in every latency: with one client core, the
 //! 10,000th delivery of a broadcast is read after the 9,999 before it.
 
-use std::{net::TcpStream as StdTcpStream, path::PathBuf, time::Duration};
+use std::{path::PathBuf, time::Duration};
 
 use anyhow::{ensure, Context, Result};
 use serde::Serialize;
@@ -215,7 +215,7 @@ pub fn reachable(url: &str) -> bool {
     let host_port = authority.rsplit('@').next().unwrap_or_default();
     use std::net::ToSocketAddrs;
     host_port.to_socket_addrs().is_ok_and(|mut addrs| {
-        addrs.any(|a| StdTcpStream::connect_timeout(&a, Duration::from_millis(500)).is_ok())
+        addrs.any(|a| crate::run::listening_within(a, Duration::from_millis(500)))
     })
 }
 

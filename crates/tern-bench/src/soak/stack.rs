@@ -4,7 +4,7 @@
 
 use std::{
     fs::File,
-    net::{SocketAddr, TcpStream},
+    net::SocketAddr,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
     time::{Duration, Instant},
@@ -413,7 +413,7 @@ impl Nginx {
             access_log: dir.join("nginx-access.log"),
         };
         let started = Instant::now();
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        while !crate::run::listening(addr) {
             if let Some(status) = nginx.child.try_wait()? {
                 bail!(
                     "nginx exited ({status}): see {}/nginx-error.log",

@@ -19,6 +19,8 @@ where
 {
     type Rejection = Rejection;
 
+    const IMMEDIATE: bool = true;
+
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
         parts.extensions.get::<T>().cloned().map(Extension).ok_or_else(|| {
             Rejection::internal(format!(

@@ -56,6 +56,8 @@ pub(crate) fn strip_port(host: &str) -> &str {
 impl<S: Send + Sync> FromRequestParts<S> for Host {
     type Rejection = Rejection;
 
+    const IMMEDIATE: bool = true;
+
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
         // The app checks every request before routing; this check is for
         // a request built by hand and handed to the extractor directly.

@@ -37,6 +37,9 @@ where
 {
     type Rejection = Rejection;
 
+    /// The route's parameters are read at once.
+    const IMMEDIATE: bool = true;
+
     /// The type must take as many values as the route has parameters:
     /// `Path<u64>` one, `Path<(u64, String)>` two; a route without
     /// parameters takes no `Path`.

@@ -73,6 +73,9 @@ where
 {
     type Rejection = Rejection;
 
+    /// The query string is read at once.
+    const IMMEDIATE: bool = true;
+
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Rejection> {
         Query::parse(
             parts.uri.query().unwrap_or_default(),

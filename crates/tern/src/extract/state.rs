@@ -45,6 +45,8 @@ where
 {
     type Rejection = std::convert::Infallible;
 
+    const IMMEDIATE: bool = true;
+
     async fn from_request_parts(_: &mut Parts, state: &Outer) -> Result<Self, Self::Rejection> {
         Ok(State(Inner::from_ref(state)))
     }

@@ -257,11 +257,14 @@ where
         // A layer may poll this future on another task (`tower::buffer`,
         // a middleware that spawns `next.run(req)`): it makes the
         // request's app current itself (see `context`).
-        let app = crate::context::with(req.extensions(), |c| Arc::clone(&c.shared));
-        RouteFuture {
-            fut: Route::call(self, req.map(Body::new)),
-            app,
-        }
+        let mut app = crate::context::with(req.extensions(), |c| Arc::clone(&c.shared));
+        // Current around the call too: a handler whose extractors are
+        // ready at once extracts (and answers a rejection) in it.
+        let fut = {
+            let _entered = crate::context::enter(&mut app);
+            Route::call(self, req.map(Body::new))
+        };
+        RouteFuture { fut, app }
     }
 }
 
