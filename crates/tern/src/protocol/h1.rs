@@ -172,7 +172,7 @@ pub(crate) fn target_too_long() -> Refusal {
 /// logs or caches something else; llhttp reads `http://h#x/p`'s host
 /// differently again.
 pub(crate) fn no_fragment(target: &[u8]) -> Result<(), Refusal> {
-    if memchr::memchr(b'#', target).is_some() {
+    if super::search::byte(target, b'#').is_some() {
         return Err(Refusal::framing(
             "the request target must not carry a fragment (`#`)",
         ));

@@ -99,6 +99,7 @@ pub(crate) mod h1;
 pub(crate) mod h2;
 pub(crate) mod host;
 mod request;
+pub(crate) mod search;
 
 use http::{header, HeaderValue};
 use tern_core::Response;

@@ -400,7 +400,7 @@ pub fn load<T: DeserializeOwned>(prefix: &str, config: &Config) -> Result<T, Con
                     ),
                 );
             }
-            return ConfigError::new(&format!("[{table}]"), e.message);
+            return ConfigError::new(&format!("[{table}]"), e.0.message);
         }
         let setting = origins
             .get(key)
@@ -408,7 +408,7 @@ pub fn load<T: DeserializeOwned>(prefix: &str, config: &Config) -> Result<T, Con
             .unwrap_or_else(|| format!("{env_prefix}{}", key.to_ascii_uppercase()));
         let inner = e.path[key.len()..].to_owned();
         let message = if inner.is_empty() {
-            e.message
+            e.0.message
         } else {
             format!("at `{inner}`: {}", e.message)
         };

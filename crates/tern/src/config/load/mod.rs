@@ -300,7 +300,7 @@ impl Raw {
             } else {
                 variable(&e.path)
             };
-            Err(ConfigError::new(&setting, e.message))
+            Err(ConfigError::new(&setting, e.0.message))
         })
     }
 

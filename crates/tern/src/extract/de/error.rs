@@ -4,9 +4,15 @@ use std::{borrow::Cow, fmt};
 
 use serde::de;
 
-/// A deserialization error, with the key path where it happened.
+/// A deserialization error, with the key path where it happened. Boxed:
+/// errors are rare, and every `Result` a value passes through on its
+/// way out of a deserializer (several per value) stays the value's size.
 #[derive(Debug, PartialEq)]
-pub(crate) struct DeError {
+pub(crate) struct DeError(pub(crate) Box<Details>);
+
+/// What a [`DeError`] says.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Details {
     pub(crate) path: String,
     pub(crate) message: String,
     /// A limit was exceeded (the answer names the setting).
@@ -14,6 +20,19 @@ pub(crate) struct DeError {
     /// A tuple or sequence got another number of values than its type
     /// holds: for route parameters, the route and the handler disagree.
     pub(crate) arity: Option<(usize, String)>,
+}
+
+impl std::ops::Deref for DeError {
+    type Target = Details;
+    fn deref(&self) -> &Details {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for DeError {
+    fn deref_mut(&mut self) -> &mut Details {
+        &mut self.0
+    }
 }
 
 impl DeError {
@@ -32,12 +51,12 @@ impl DeError {
     }
 
     pub(super) fn limit(message: String) -> Self {
-        DeError {
+        DeError(Box::new(Details {
             path: String::new(),
             message,
             limit: true,
             arity: None,
-        }
+        }))
     }
 }
 
@@ -69,18 +88,18 @@ impl std::error::Error for DeError {}
 
 impl de::Error for DeError {
     fn custom<T: fmt::Display>(msg: T) -> Self {
-        DeError {
+        DeError(Box::new(Details {
             path: String::new(),
             message: msg.to_string(),
             limit: false,
             arity: None,
-        }
+        }))
     }
 
     fn invalid_length(len: usize, exp: &dyn de::Expected) -> Self {
-        DeError {
-            arity: Some((len, exp.to_string())),
-            ..de::Error::custom(format_args!("invalid length {len}, expected {exp}"))
-        }
+        let mut e: DeError =
+            de::Error::custom(format_args!("invalid length {len}, expected {exp}"));
+        e.arity = Some((len, exp.to_string()));
+        e
     }
 }

@@ -1,7 +1,7 @@
 //! The head of an HTTP/1.1 request: scanned, parsed and checked (step 1 of
 //! `docs/plans/http1.md`, §1.1), in three stages, each linear in the bytes:
 //!
-//! 1. [`Scan`]: from where the last read stopped, `memchr` for each LF. A
+//! 1. [`Scan`]: from where the last read stopped, a search for each LF. A
 //!    bare LF is refused; CRLF empty lines before the request line are
 //!    skipped; the empty line after it ends the head; a head whose end is
 //!    not within `TERN_MAX_HEAD_BYTES` is refused (431) as soon as more is
@@ -25,7 +25,10 @@ use bytes::{Bytes, BytesMut};
 use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Uri, Version};
 
 use super::body;
-use crate::protocol::h1::{self, ConnectionTokens, Refusal};
+use crate::protocol::{
+    h1::{self, ConnectionTokens, Refusal},
+    search,
+};
 
 /// The limits the head is read under (`TERN_MAX_HEAD_BYTES`,
 /// `TERN_MAX_HEADERS`, `TERN_MAX_BODY_BYTES`).
@@ -77,7 +80,7 @@ impl Scan {
         // bytes: nothing past them needs a look.
         let window = buf.len().min(max_head);
         while self.at < window {
-            let Some(i) = memchr::memchr(b'\n', &buf[self.at..window]) else {
+            let Some(i) = search::byte(&buf[self.at..window], b'\n') else {
                 self.at = window;
                 break;
             };
