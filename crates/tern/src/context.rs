@@ -42,8 +42,10 @@
 //! - the app's [`ResponseFuture`](crate::ResponseFuture), around each poll
 //!   of the middleware chain and the handler;
 //! - a [`Route`](crate::routing::Route) called as a tower service (what
-//!   every layer and `from_fn` middleware calls inward), around each poll
-//!   of the inner chain, so a handler polled on another task has it too;
+//!   every layer and `from_fn` middleware calls inward), around its
+//!   `call` (where a handler whose extractors are ready at once extracts
+//!   them) and around each poll of the inner chain, so a handler polled on
+//!   another task has it too;
 //! - [`RequestContext::scope`](crate::RequestContext::scope) and its
 //!   `spawn` and `spawn_blocking`, for work a handler hands off.
 //!

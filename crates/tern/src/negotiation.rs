@@ -11,9 +11,11 @@
 //! (a layer may run it on another task), always carries its slot.
 //!
 //! Why the thread-local is safe: it is set only by [`scoped`], around one
-//! synchronous poll of one handler's future, and put back as it was when
-//! that poll ends (a guard, so also when unwinding). Everything that reads
-//! it ([`take`], [`set_hint`]) runs inside such a poll, so it sees the
+//! synchronous poll of one handler's future, and by [`enter_now`], around
+//! the synchronous extraction of a handler whose extractors are ready at
+//! once (in its `call`), and put back as it was when that poll or call
+//! ends (a guard, so also when unwinding). Everything that reads it
+//! ([`take`], [`set_hint`]) runs inside such a scope, so it sees the
 //! negotiation of the handler being polled and no other: a task that
 //! polls another request's handler in between (a handler serving a
 //! request inline) swaps its own in and out the same way. A future the
